@@ -13,8 +13,14 @@ records itself stores only its chief's row (lifecycle/results_db.py), with the c
 images/sec; ingest does the same: another task's JSON (its own share, no cluster total: see
 `other_task`) is skipped and named on one line of the summary.
 
-Nothing is skipped silently: failed sweep runs, unreadable lines, files that are no results and
-the JSONs of a cluster's other tasks are counted and named in the summary.
+A run JSON of a run that timed nothing (stopped by a signal in the warm-up: no images/sec,
+history/records.py timed_nothing) is a result the run did not record (lifecycle/results_db.py),
+and ingest does the same: it is left out, named on a 'left out:' line, and is no unreadable
+file (the exit status stays 0).
+
+Nothing is skipped silently: failed sweep runs, unreadable lines, files that are no results,
+runs that timed nothing and the JSONs of a cluster's other tasks are counted and named in the
+summary.
 """
 
 from __future__ import annotations
@@ -55,6 +61,8 @@ class Summary:
       copies: run JSONs of a run another run JSON of this ingest holds already (a copy of
         the file: the same content_key; counted once).
       problems: 'PATH: why' for each file or line that is no result.
+      left_out: 'PATH: why' for each result of a run that timed nothing (not recorded, as
+        the run does not record it).
       other_tasks: 'TASK (PATH)' for each JSON of a cluster task other than the chief.
     """
     added: int = 0
@@ -63,23 +71,28 @@ class Summary:
     in_sweeps: int = 0
     copies: int = 0
     problems: list = dataclasses.field(default_factory=list)
+    left_out: list = dataclasses.field(default_factory=list)
     other_tasks: list = dataclasses.field(default_factory=list)
 
     def lines(self) -> list[str]:
-        """The summary as printed: one line, then one 'skipped:' line per problem, and one for
-        the cluster tasks' JSONs other than the chief's."""
+        """The summary as printed: one line, then one 'skipped:' line per problem, one 'left
+        out:' line per run that timed nothing, and one for the cluster tasks' JSONs other
+        than the chief's."""
         counted = cnn_util.counted
         head = ('ingested: %s, %d already in the database, %s not recorded, %s skipped' % (
             counted(self.added, 'new run'), self.present,
             counted(self.failed_runs, 'failed sweep run'),
             counted(len(self.problems), 'file or line', 'files or lines')))
+        if self.left_out:
+            head += ', %s left out (no images/sec)' % counted(len(self.left_out), 'run')
         if self.other_tasks:
             head += ', %s not the chief\'s' % counted(len(self.other_tasks), 'cluster task JSON')
         if self.in_sweeps:
             head += ' (%s read as their sweep\'s runs)' % counted(self.in_sweeps, 'run JSON')
         if self.copies:
             head += ' (%s of a run read once)' % counted(self.copies, 'copy', 'copies')
-        lines = [head] + ['skipped: %s' % p for p in self.problems]
+        lines = ([head] + ['skipped: %s' % p for p in self.problems]
+                 + ['left out: %s' % p for p in self.left_out])
         if self.other_tasks:
             lines.append(
                 'skipped: %s other than the chief\'s, each the task\'s own '
@@ -198,14 +211,16 @@ def sweep_rows(path: str, summary: Summary, label: str | None = None) -> list[di
                 rows.append(records.from_result(result, source=source, label=label))
             else:
                 rows.append(records.from_sweep_record(record, source=source, label=label))
+        except records.NothingTimedError as e:
+            summary.left_out.append('%s line %d: %s' % (path, number, e))
         except (records.RecordError, ValueError, KeyError, TypeError) as e:
             summary.problems.append('%s line %d: %s' % (path, number, e))
     return rows
 
 
 def json_row(path: str, summary: Summary, label: str | None = None) -> dict | None:
-    """The row of one run JSON, or None (the problem, or the cluster task other than the
-    chief, counted in `summary`)."""
+    """The row of one run JSON, or None (the problem, the run that timed nothing, or the
+    cluster task other than the chief, counted in `summary`)."""
     try:
         result = _read_json(path)
         if not isinstance(result, dict):
@@ -215,6 +230,9 @@ def json_row(path: str, summary: Summary, label: str | None = None) -> dict | No
             summary.other_tasks.append('%s (%s)' % (task, path))
             return None
         return records.from_result(result, source='json %s' % path, label=label)
+    except records.NothingTimedError as e:  # as the run itself: not recorded
+        summary.left_out.append('%s: %s' % (path, e))
+        return None
     except (OSError, ValueError, KeyError, TypeError) as e:
         summary.problems.append('%s: %s' % (path, getattr(e, 'strerror', None) or e))
         return None
@@ -254,7 +272,7 @@ def ingest(db_path: str, paths: list[str], label: str | None = None) -> Summary:
             seen.add(row['content_key'])
             rows.append(row)
     if (not rows and summary.problems and not summary.failed_runs and not summary.in_sweeps
-            and not summary.copies and not summary.other_tasks):
+            and not summary.copies and not summary.other_tasks and not summary.left_out):
         raise NothingReadError(
             'none of the %s read holds a result (the first: %s); ingest reads a '
             'sweep\'s %s and run JSONs %s' % (cnn_util.counted(len(sweeps) + len(runs), 'file'),

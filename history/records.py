@@ -23,6 +23,10 @@ A row's fields (the columns of the `runs` table, history/store.py):
     step_time_median, step_time_min, step_time_max, step_time_mean, step_time_stdev (seconds)
     model_flops_per_sec, fraction_of_peak, input_share, peak_rss_bytes, latency_p50_ms,
     latency_p99_ms: the total block's headline figures (None: not measured)
+    top_1_accuracy, top_5_accuracy  fractions in [0, 1] of the run's last evaluation (an
+                      --eval run's, or a training run's last evaluation during training:
+                      result['eval'] top_1, top_5, lifecycle/eval_runner.py); None without
+                      one, for a sweep record's, and for a run recorded before schema 6
     params_json       every resolved flag, {name: value}
     given_flags_json  the flags the user gave at another value than the default, {name:
                       value} (a result's 'given_flags'); None for a run recorded before they
@@ -40,6 +44,8 @@ A row's fields (the columns of the `runs` table, history/store.py):
                       the column is JSON); 'stopped_by_error' and 'partial' true of a
                       training run a failed output stopped ('the failed checkpoint save at
                       global step 20': lifecycle/checkpoints.py)
+                      and beside the accuracy 'evaluation' {'num_examples', 'global_step',
+                      'subset'}: what the last evaluation scored
 
 `run_state` reads a row's host load and timed steps back for the rule of a clean run
 (metrics/clean_runs.py); a row without them (recorded before they were kept) counts as clean
@@ -72,7 +78,7 @@ ROW_FIELDS = (
     'images_per_sec', 'global_batch_size', 'num_steps',
     'step_time_median', 'step_time_min', 'step_time_max', 'step_time_mean', 'step_time_stdev',
     'model_flops_per_sec', 'fraction_of_peak', 'input_share', 'peak_rss_bytes',
-    'latency_p50_ms', 'latency_p99_ms',
+    'latency_p50_ms', 'latency_p99_ms', 'top_1_accuracy', 'top_5_accuracy',
     'params_json', 'environment_json', 'figures_json', 'given_flags_json')
 TIME_FORMAT = '%Y-%m-%dT%H:%M:%S.%fZ'
 _JSON_STAMP = re.compile(r'_(\d{8}T\d{6}\.\d{6})Z\.json$')
@@ -80,6 +86,33 @@ _JSON_STAMP = re.compile(r'_(\d{8}T\d{6}\.\d{6})Z\.json$')
 
 class RecordError(ValueError):
     """A result or sweep record lacks what a row needs; the message says what."""
+
+
+class NothingTimedError(RecordError):
+    """A result of a run that timed nothing (`timed_nothing`: stopped in the warm-up, no
+    images/sec): a run's own result, which the run does not record either
+    (lifecycle/results_db.py), so ingest leaves it out; the message says why."""
+
+
+def timed_nothing(result: dict) -> bool:
+    """True for a run's result that has no images/sec: stopped in the warm-up
+    ('stopped_in_warmup'), or a cluster's worker stopped at its first timed step
+    ('images_per_sec' None: lifecycle/timed_run.py loop_result). The one rule of the run's
+    record (lifecycle/results_db.py) and of ingest (`from_result`)."""
+    return bool(result.get('stopped_in_warmup')) or result.get('images_per_sec') is None
+
+
+def nothing_timed_reason(result: dict) -> str:
+    """Why a result that `timed_nothing` has no images/sec, for ingest's 'left out:' line:
+    'stopped by SIGINT in the warm-up, before its first timed step (no images/sec; a run does
+    not record such a run either)'."""
+    stop = result.get('stopped_by_signal') or result.get('stopped_by_error')
+    if result.get('stopped_in_warmup'):
+        what = 'stopped%s in the warm-up, before its first timed step' % (
+            ' by %s' % stop if isinstance(stop, str) else '')
+    else:
+        what = 'timed no step'
+    return '%s (no images/sec; a run does not record such a run either)' % what
 
 
 def utc_text(moment: datetime.datetime | None = None) -> str:
@@ -216,11 +249,16 @@ def from_result(result: dict, source: str = 'run', label: str | None = None,
         results file's name, else now.
 
     Raises:
+      NothingTimedError: a result of a run that timed nothing (`timed_nothing`: stopped in
+        the warm-up; its 'images_per_sec' null), which a run does not record either.
       RecordError: no params, environment or images/sec (not a result of tf_cnn_benchmarks),
         or images/sec figures that are no positive finite numbers ("fast", Infinity, 0) or
         contradict each other (metrics/result_rates.py: the rule --baseline applies).
     """
     params, environment = result.get('params'), result.get('environment')
+    if (isinstance(params, dict) and isinstance(environment, dict)
+            and 'images_per_sec' in result and timed_nothing(result)):
+        raise NothingTimedError(nothing_timed_reason(result))
     rate = _number(result.get('images_per_sec'))
     missing = [name for name, value in (('params', params), ('environment', environment),
                                         ('images_per_sec', result.get('images_per_sec')))
@@ -263,7 +301,23 @@ def from_result(result: dict, source: str = 'run', label: str | None = None,
                input_share=_number(inp.get('input_share')),
                peak_rss_bytes=_number(mem.get('process_peak_rss_bytes')),
                latency_p50_ms=_number(lat.get('p50')), latency_p99_ms=_number(lat.get('p99')))
-    return _with_steps(row, summary)
+    return _with_steps(_with_accuracy(row, result), summary)
+
+
+def _with_accuracy(row: dict, result: dict) -> dict:
+    """`row` with top_1_accuracy and top_5_accuracy (fractions) of the result's last
+    evaluation (result['eval'], else the original's top-level keys), and figures_json's
+    'evaluation' {'num_examples', 'global_step', 'subset'} beside them; None without one."""
+    evaluation = result.get('eval') if isinstance(result.get('eval'), dict) else {}
+    for k in (1, 5):
+        row['top_%d_accuracy' % k] = _number(evaluation.get('top_%d' % k, result.get(
+            'top_%d_accuracy' % k)))
+    if evaluation and row['top_1_accuracy'] is not None:
+        figures = json.loads(row['figures_json'])
+        figures['evaluation'] = {k: evaluation.get(k)
+                                 for k in ('num_examples', 'global_step', 'subset')}
+        row['figures_json'] = _json(figures)
+    return row
 
 
 def _result_time(result: dict) -> str:

@@ -31,6 +31,8 @@ Schema history (`MIGRATIONS`; a file is brought to SCHEMA_VERSION when opened):
      runs.model and config_key 'mobilenet' -> 'mobilenet_v1' (only the code of before the
      rename, of results format 1, wrote a file of schema 4 or older; it refuses a newer one),
      params_json as run
+  6  runs.top_1_accuracy, runs.top_5_accuracy (REAL: the last evaluation's, records.py; NULL
+     for the runs recorded before, whose results kept no accuracy)
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ from .store_paths import (  # noqa: F401 (re-exported: where the database is)
 )
 
 APPLICATION_ID = 0x74636E62  # 'tcnb' in ASCII
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 BUSY_TIMEOUT_SECS = 60.0
 _TEXT = {'content_key', 'run_utc', 'source', 'label', 'config_key', 'model', 'mode',
          'precision', 'variable_update', 'device', 'data', 'hostname', 'tf_version',
@@ -92,8 +94,10 @@ def _column_type(name: str) -> str:
     return 'TEXT' if name in _TEXT else 'INTEGER' if name in _INTEGER else 'REAL'
 
 
-#: The columns later schema versions added (not in version 1's table).
-ADDED_COLUMNS = ('config_key', 'given_flags_json')
+#: The columns each later schema version added (version 1's table has the others).
+ADDED_IN = {2: ('config_key',), 3: ('given_flags_json',),
+            6: ('top_1_accuracy', 'top_5_accuracy')}
+ADDED_COLUMNS = tuple(name for version in sorted(ADDED_IN) for name in ADDED_IN[version])
 
 
 def _create_v1(conn: sqlite3.Connection) -> None:
@@ -145,8 +149,13 @@ def _rename_old_models(conn: sqlite3.Connection) -> None:
                          (today, key, row[0]))
 
 
+def _add_accuracy(conn: sqlite3.Connection) -> None:
+    for name in ADDED_IN[6]:
+        conn.execute('ALTER TABLE runs ADD COLUMN %s REAL' % name)
+
+
 MIGRATIONS = {1: _create_v1, 2: _add_config_key, 3: _add_given_flags, 4: _key_allowed_cpus,
-              5: _rename_old_models}
+              5: _rename_old_models, 6: _add_accuracy}
 
 
 def _problem(path: str, error: sqlite3.Error) -> StoreError:

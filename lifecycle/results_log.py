@@ -171,8 +171,9 @@ def common_fields(plan) -> dict:
 def timed_nothing(result: dict) -> bool:
     """True for a run's result that has no images/sec: stopped in the warm-up
     ('stopped_in_warmup'), or a cluster's worker stopped at its first timed step
-    ('images_per_sec' None: lifecycle/timed_run.py loop_result)."""
-    return bool(result.get('stopped_in_warmup')) or result.get('images_per_sec') is None
+    ('images_per_sec' None: lifecycle/timed_run.py loop_result). The rule is
+    history/records.py's, which ingest applies to a results JSON too."""
+    return records.timed_nothing(result)
 
 
 def step_records(step_times, losses, images_per_step: int, accuracies=None,

@@ -5,6 +5,7 @@ made without running a model: the keys are those of lifecycle/results_log.py.
     fill(db_path, [result(...), ...])              # recorded as the run hook does
     series(rates, start=..., host=..., **params)   # results one hour apart
     count_runs(conn)                               # the runs in a database
+    columns_at(4)                                  # the row columns a schema-4 file has
     sweep_folder(path, records)                    # a sweep's folder of those records
 """
 
@@ -101,6 +102,15 @@ def private_mounts() -> str | None:
 def count_runs(conn) -> int:
     """The number of runs in the database of the sqlite3 connection `conn`."""
     return conn.execute('SELECT COUNT(*) FROM runs').fetchone()[0]
+
+
+def columns_at(version: int) -> list[str]:
+    """The columns of history/records.py ROW_FIELDS that a file of schema `version` has (the
+    program of that schema wrote only those; history/store.py ADDED_IN)."""
+    from tf_cnn_benchmarks.history import records
+    later = {name for added, names in store.ADDED_IN.items() if added > version
+             for name in names}
+    return [name for name in records.ROW_FIELDS if name not in later]
 
 
 def sweep_folder(path: str, records: list[dict]) -> str:

@@ -155,7 +155,7 @@ def test_a_signal_in_the_warm_up_stops_after_the_current_warm_up_step(tmp_path):
     """Ctrl-C in the warm-up said 'stopping after the current step', then finished the warm-up,
     printed the timed part's estimate and ran a timed step (issue 41.11). SIGINT exits 130 and
     SIGTERM 143, as after timed steps; the checkpoint holds the warm-up steps run; nothing is
-    timed, so no images/sec and no row in the results database."""
+    timed, so no images/sec and no row in the results database, nor from an ingest of its JSON."""
     import glob
     import json
     runs = {name: Cli(str(tmp_path), name, [
@@ -191,6 +191,14 @@ def test_a_signal_in_the_warm_up_stops_after_the_current_warm_up_step(tmp_path):
         for run in runs.values():
             run.kill()
     assert not os.path.exists(tmp_path / 'results.sqlite')
+    # Their JSONs ingest as the runs recorded them: nothing, each named, exit status 0.
+    from tf_cnn_benchmarks.history import ingest
+    summary = ingest.ingest(str(tmp_path / 'results.sqlite'),
+                            [str(tmp_path / 'log_int'), str(tmp_path / 'log_term')])
+    assert (summary.added, summary.problems) == (0, [])
+    assert [line.split(': ', 1)[1] for line in summary.left_out] == [
+        'stopped by %s in the warm-up, before its first timed step (no images/sec; a run does '
+        'not record such a run either)' % name for name in ('SIGINT', 'SIGTERM')]
 
 
 # The command with each step of the loop announced on stdout and made 3 s longer: a signal sent

@@ -151,7 +151,7 @@ def _write_old_rows(db, results):
     """Rows as the code of before the rename wrote them, in a schema-4 file."""
     with store.opened(db, schema_version=4) as conn:
         for row in (records.from_result(dict(r, format=2)) for r in results):
-            names = list(records.ROW_FIELDS)
+            names = rh.columns_at(4)
             conn.execute('INSERT INTO runs (recorded_utc, %s) VALUES (?, %s)' % (
                 ', '.join(names), ', '.join('?' * len(names))),
                 ['2026-01-01T00:00:00.000000Z'] + [row[n] for n in names])
@@ -172,7 +172,7 @@ def test_a_database_of_before_reads_its_mobilenet_runs_as_mobilenet_v1(tmp_path,
                               finished=rh.T0.replace(hour=3)), format=2)
     rh.fill(db, [_mobilenet(900.0, 2, 2), today_v1])
     with store.opened(db) as conn:
-        assert conn.execute('PRAGMA user_version').fetchone()[0] == store.SCHEMA_VERSION == 5
+        assert conn.execute('PRAGMA user_version').fetchone()[0] == store.SCHEMA_VERSION == 6
         rows = store.select_runs(conn)
     keys = {r['config_key'] for r in rows}
     old_key = [k for k in keys if k.startswith('model=mobilenet_v1|')]

@@ -1,10 +1,11 @@
-"""What `tf_cnn_results list` and `show` print where a CI engineer's trial found them silent,
-broken or ambiguous (tools/results_cli.py, tools/results_format.py): filters that match
-nothing, a cluster run's figure, labels that break a markdown table."""
+"""What `tf_cnn_results list`, `show` and `history` print where a CI engineer's trial found
+them silent, broken or ambiguous (tools/results_cli.py, tools/results_format.py): filters that
+match nothing, a cluster run's figure, labels that break a markdown table, `history --json`."""
 
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -175,3 +176,37 @@ def test_regressions_keep_a_label_with_a_line_break_on_its_line(tmp_path, capsys
     status, out, _ = _main(capsys, 'regressions', '--results_db=%s' % path)
     assert status == 0 and '  first slower run: #6 ' in out, out
     assert '(label: new\\nbuild)\n' in out
+
+
+def test_history_json_prints_the_series_and_writes_no_plot(tmp_path, capsys, monkeypatch):
+    # A CI engineer's trial: `history` had no --json, and wrote history-....png into the
+    # current folder whenever it ran.
+    monkeypatch.chdir(tmp_path)
+    db = str(tmp_path / 'r.sqlite')
+    runs = rh.series([1000.0, 1010.0, 990.0])
+    runs[1]['host_load'] = {'others_fraction': 0.8, 'steal_fraction': 0.0}  # busy
+    rh.fill(db, runs)
+    status, out, err = _main(capsys, 'history', '--json', '--results_db=' + db)
+    assert (status, err, out.count('\n')) == (0, '', 1)
+    series = json.loads(out)
+    assert series['config_key'].startswith('model=trivial|mode=training|precision=fp32|')
+    assert [(r['id'], r['run_utc'], r['images_per_sec'], r['clean'], r['unclean_reason'])
+            for r in series['runs']] == [
+        (1, '2026-01-05T00:00:00.000000Z', 1000.0, True, None),
+        (3, '2026-01-05T02:00:00.000000Z', 990.0, True, None)]
+    assert [(r['id'], r['clean'], r['unclean_reason']) for r in series['left_out_runs']] == [
+        (2, False, "busy: other processes used 80% of the run's cores (more than 25%)")]
+    assert series['png'] is None
+    assert not [n for n in os.listdir(tmp_path) if n.endswith('.png')]
+    # Unclean runs kept: in the series, marked; --png writes the plot and names it.
+    png = str(tmp_path / 'h.png')
+    status, out, _ = _main(capsys, 'history', '--json', '--include_unclean_runs',
+                           '--png=' + png, '--results_db=' + db)
+    series = json.loads(out)
+    assert status == 0 and series['png'] == png and os.path.getsize(png) > 0
+    assert [(r['id'], r['clean']) for r in series['runs']] == [(1, True), (2, False), (3, True)]
+    assert series['left_out_runs'] == []
+    # Without --json: the table and the plot under its default name, the line naming it.
+    status, out, _ = _main(capsys, 'history', '--results_db=' + db)
+    name = [n for n in os.listdir(tmp_path) if n.startswith('history-')]
+    assert status == 0 and out.splitlines()[-1] == 'plot written to %s' % name[0]

@@ -222,7 +222,7 @@ def test_a_schema_1_database_is_migrated_with_its_runs(tmp_path):
         columns = [c[1] for c in conn.execute('PRAGMA table_info(runs)')]
         assert 'config_key' not in columns
         for row in old_rows:  # as the schema-1 program wrote them: no later columns
-            names = [n for n in records.ROW_FIELDS if n not in store.ADDED_COLUMNS]
+            names = rh.columns_at(1)
             conn.execute('INSERT INTO runs (recorded_utc, %s) VALUES (?, %s)' % (
                 ', '.join(names), ', '.join('?' * len(names))),
                 ['2026-01-01T00:00:00.000000Z'] + [row[n] for n in names])
@@ -279,12 +279,12 @@ def test_a_schema_3_database_keys_its_runs_by_their_allowed_cpus(tmp_path):
     with store.opened(db, schema_version=3) as conn:
         for row in old_rows:  # as the schema-3 program wrote them: no CPUs in the key
             row = dict(row, config_key=KEY)
-            names = list(records.ROW_FIELDS)
+            names = rh.columns_at(3)
             conn.execute('INSERT INTO runs (recorded_utc, %s) VALUES (?, %s)' % (
                 ', '.join(names), ', '.join('?' * len(names))),
                 ['2026-01-01T00:00:00.000000Z'] + [row[n] for n in names])
     with store.opened(db) as conn:
-        assert conn.execute('PRAGMA user_version').fetchone()[0] == store.SCHEMA_VERSION == 5
+        assert conn.execute('PRAGMA user_version').fetchone()[0] == store.SCHEMA_VERSION == 6
         keys = [r['config_key'] for r in store.select_runs(conn)]
     assert keys == [KEY + '|cpus_allowed=1', KEY + '|cpus_allowed=2', KEY]
 
@@ -295,7 +295,7 @@ def test_a_schema_1_database_reads_read_only_without_being_migrated(tmp_path):
     db = str(tmp_path / 'old.sqlite')
     row = records.from_result(rh.result(1000.0))
     with store.opened(db, schema_version=1) as conn:
-        names = [n for n in records.ROW_FIELDS if n not in store.ADDED_COLUMNS]
+        names = rh.columns_at(1)
         conn.execute('INSERT INTO runs (recorded_utc, %s) VALUES (?, %s)' % (
             ', '.join(names), ', '.join('?' * len(names))),
             ['2026-01-01T00:00:00.000000Z'] + [row[n] for n in names])
@@ -340,7 +340,7 @@ def _damaged(path):
      'is not an SQLite database (file is not a database); it was left untouched: move it away'),
     (_foreign, 'is an SQLite database of another program (application_id 0x0, tables: notes), '
                'not a tf_cnn_benchmarks results database; it was left untouched'),
-    (_newer, 'has schema version 99, newer than this tf_cnn_benchmarks knows (5); it was left '
+    (_newer, 'has schema version 99, newer than this tf_cnn_benchmarks knows (6); it was left '
              'untouched: upgrade tf_cnn_benchmarks'),
     (_damaged, 'is a damaged SQLite database (PRAGMA quick_check: '),
 ])
@@ -455,6 +455,8 @@ def test_an_evaluation_is_recorded_as_its_own_mode(tiny_run, tmp_path):
         rows = store.select_runs(conn)
     assert [r['mode'] for r in rows] == ['training', 'evaluation']
     assert rows[1]['images_per_sec'] == evaluated['images_per_sec'] > 0
+    assert (rows[1]['top_1_accuracy'], rows[1]['top_5_accuracy']) == (
+        evaluated['eval']['top_1'], evaluated['eval']['top_5'])
     assert rows[1]['run_utc'] == evaluated['finished_utc']
 
 

@@ -17,12 +17,15 @@ mode, `store.open_read_only`): a database on a read-only mount, or one whose fil
 this user cannot write, reads as well.
 
 Commands:
-  list         the runs matching the filters, oldest first
-  show         runs in full (environment, figures, every set flag, as arguments to paste
-               back): by id, or by the filters
+  list         the runs matching the filters, oldest first (with a top-1 / top-5 column
+               when an evaluation is listed)
+  show         runs in full (environment, figures, an evaluation's top-1 and top-5, every
+               set flag, as arguments to paste back): by id, or by the filters
   history      one configuration over time: a table, and a PNG (--png=PATH) with one line
                per host and the spread of each batch of repeats (the default name, in a
-               current folder that cannot be written: a warning, no plot)
+               current folder that cannot be written: a warning, no plot; the line `plot
+               written to PATH` says where it went); --json: the series it plots as one
+               JSON object (results_format.history_json), and no PNG unless --png
   regressions  where a configuration's images/sec stepped down beyond the noise on a host
                (history/regressions.py): the first slower run, its label, what changed;
                --fail_on_regression: exit 1 when one is still slower, 3 when nothing
@@ -32,7 +35,8 @@ Commands:
                static page (no server, no script); the runs left out marked
   ingest       sweep folders (results.jsonl) and run JSONs (--benchmark_log_dir) into the
                database; the same run twice is one row, a cluster run is its chief's
-               JSON (the other workers' are skipped, named on one line)
+               JSON (the other workers' are skipped, named on one line); a run stopped
+               in its warm-up (no images/sec) is left out, as the run leaves it out
 
 Booleans (--json, --fail_on_regression, --include_unclean_runs) take a run's forms: --NAME,
 --noNAME, --NAME=true or =false (tools/command_parser.py).
@@ -57,7 +61,8 @@ line at all); 1 when --fail_on_regression finds a regression still slower (or, f
 history, show and html, when there is nothing to show (no run matches the filters: one
 `error:` line naming them) or an output fails after its checks;
 for ingest, when a file or line could not be read as a result: the rest is ingested, or
-nothing when no file read holds one);
+nothing when no file read holds one; the JSON of a run stopped in its warm-up, which the run
+does not record either, is left out on a `left out:` line, not an error);
 2 for bad arguments, among them an output that cannot be written (history's --png, html's
 OUT_DIR: checked before any work); 3 when --fail_on_regression could judge nothing (no series
 matched, every run left out, every series too short for the test: a first night) or a
@@ -178,7 +183,11 @@ def _make_parser() -> _Parser:
                        help='one configuration over time')
     p.add_argument('--png', metavar='PATH', type=user_dirs.expand_home,
                    help='the plot (default: history-<configuration>.png in the current '
-                   'folder; where it cannot be written, a warning and no plot)')
+                   'folder; where it cannot be written, a warning and no plot; with --json, '
+                   'none unless --png is given)')
+    p.add_boolean('json', 'print the series as one JSON object instead of the table: the '
+                  'configuration key, per run its id, time, host, images/sec, clean or not '
+                  'and why; no PNG unless --png')
     p = sub.add_parser('regressions', parents=[common, filters, change], allow_abbrev=False,
                        help='steps down beyond the noise')
     p.add_boolean('fail_on_regression', 'exit 1 when a step down is still slower, 3 when '
@@ -271,33 +280,60 @@ def _history(conn, args) -> int:
     if len(keys) > 1:
         raise UsageError(results_format.many_configurations_message(rows, FILTER_FLAGS))
     chosen = _clean(rows, args)
-    if not chosen.kept:
+    found = (regressions.find_regressions(chosen.kept, args.min_change)[0] if chosen.kept
+             else [])
+    if args.json:  # the series as data; a PNG only where --png asks for one
+        png = args.png if chosen.kept else None
+        if png and _plot_failed(chosen.kept, found, png):
+            return 1
+        print(json.dumps(results_format.history_json(rows[0], chosen, found, args.min_change,
+                                                     png), sort_keys=True))
+    elif not chosen.kept:
         print('\n'.join(chosen.lines()))
+    if not chosen.kept:
         print('error: every run of %s was left out of the history; %s keeps them'
               % (records.describe_config(rows[0]), clean_runs.INCLUDE_FLAG), file=sys.stderr)
         return 1
-    found, _, _ = regressions.find_regressions(chosen.kept, args.min_change)
+    if args.json:
+        return 0
     print('\n'.join(results_format.history_lines(chosen.kept, found, chosen)))
-    path = args.png or 'history-%s.png' % _slug(rows[0])
-    problem = None if args.png else _current_folder_problem()
-    if problem is None:
-        png = plots.history_png(chosen.kept, [(r.first_slower['id'],
-                                               r.step.judgement.ratio - 1.0) for r in found])
-        try:
-            with open(path, 'wb') as f:
-                f.write(png)
-        except OSError as e:  # after the checks: the storage changed, or a file in the way
-            if args.png:
-                print('error: --png=%s: %s; give a file name in a folder this user can write'
-                      % (path, e.strerror or e), file=sys.stderr)
-                return 1
-            problem = e.strerror or str(e)
+    if args.png:
+        if _plot_failed(chosen.kept, found, args.png):
+            return 1
+        print('plot written to %s' % args.png)
+        return 0
+    path = 'history-%s.png' % _slug(rows[0])
+    problem = _current_folder_problem() or _write_plot(chosen.kept, found, path)
     if problem:  # the default name: the plot was not asked for, the table is the answer
         cnn_util.warn('no plot written: %s: %s; --png=PATH writes it where this user can write'
                       % (path, problem))
         return 0
     print('plot written to %s' % path)
     return 0
+
+
+def _write_plot(kept: list[dict], found: list, path: str) -> str | None:
+    """Writes the history PNG of the runs `kept` with the steps down `found` to `path`;
+    returns why it could not (after the checks: the storage changed, or a file in the way),
+    or None."""
+    png = plots.history_png(kept, [(r.first_slower['id'], r.step.judgement.ratio - 1.0)
+                                   for r in found])
+    try:
+        with open(path, 'wb') as f:
+            f.write(png)
+    except OSError as e:
+        return e.strerror or str(e)
+    return None
+
+
+def _plot_failed(kept: list[dict], found: list, path: str) -> bool:
+    """Writes the plot --png asked for; on failure prints its `error:` line and returns
+    True."""
+    problem = _write_plot(kept, found, path)
+    if problem:
+        print('error: --png=%s: %s; give a file name in a folder this user can write'
+              % (path, problem), file=sys.stderr)
+    return problem is not None
 
 
 def _current_folder_problem() -> str | None:

@@ -60,14 +60,18 @@ def _ms(seconds) -> str:
 
 def list_lines(rows: list[dict]) -> list[str]:
     """`list`: one table row per run; its 'host load' column is history/records.py
-    `host_load_word`."""
+    `host_load_word`; where a run listed is an evaluation or has an accuracy, a 'top-1 /
+    top-5' column after images/sec (`_accuracy_cell`)."""
     if not rows:
         return ['no runs match.']
+    scored = any(r['mode'] == 'evaluation' or r.get('top_1_accuracy') is not None
+                 for r in rows)
     body = [['%d' % r['id'], when(r), r['hostname'] or '?', r['label'] or '-',
-             records.describe_config(r), _rate_cell(r),
-             _ms(r['step_time_median']), records.host_load_word(r)] for r in rows]
-    return table(['run', 'finished (UTC)', 'host', 'label', 'configuration', 'images/sec',
-                  'step ms (median)', 'host load'], body, numeric=(0, 5, 6)) + [
+             records.describe_config(r), _rate_cell(r)] + ([_accuracy_cell(r)] if scored else [])
+            + [_ms(r['step_time_median']), records.host_load_word(r)] for r in rows]
+    head = ['run', 'finished (UTC)', 'host', 'label', 'configuration', 'images/sec'] + (
+        ['top-1 / top-5'] if scored else []) + ['step ms (median)', 'host load']
+    return table(head, body, numeric=(0, 5, 6, 7) if scored else (0, 5, 6)) + [
         '', '%s, %s.' % (cnn_util.counted(len(rows), 'run'),
                          cnn_util.counted(len({r['config_key'] for r in rows}), 'configuration'))]
 
@@ -76,6 +80,34 @@ def _rate_cell(row: dict) -> str:
     """`list`'s images/sec: '1000.00'; a cluster run's says whose: '112.22 (total of 2
     workers)' (history/records.py rate_of)."""
     return '%.2f' % row['images_per_sec'] + records.rate_suffix(row)
+
+
+def _accuracy_cell(row: dict) -> str:
+    """`list`'s accuracy: '0.7510 / 0.9230' (fractions, as the run's 'Accuracy @ 1' line
+    prints them), '-' for a run without an evaluation or recorded before it was kept."""
+    if row.get('top_1_accuracy') is None:
+        return '-'
+    return '%.4f / %s' % (row['top_1_accuracy'], '-' if row.get('top_5_accuracy') is None
+                          else '%.4f' % row['top_5_accuracy'])
+
+
+def _accuracy_lines(row: dict) -> list[str]:
+    """`show`'s accuracy line: '  accuracy: top-1 0.7510, top-5 0.9230 (the evaluation:
+    50000 examples, validation subset, global step 6000)' (a training run's: 'the last
+    evaluation during training: ...'); for an evaluation recorded before the database
+    kept it, that it was not recorded; [] for any other run without one."""
+    if row.get('top_1_accuracy') is None:
+        return (['  accuracy: not recorded (an evaluation recorded before the database kept '
+                 'it)'] if row['mode'] == 'evaluation' else [])
+    scored = json.loads(row['figures_json'] or '{}').get('evaluation') or {}
+    parts = [template % scored[key] for key, template in (
+        ('num_examples', '%s examples'), ('subset', '%s subset'),
+        ('global_step', 'global step %s')) if scored.get(key) is not None]
+    return ['  accuracy: top-1 %.4f, top-5 %s (%s%s)' % (
+        row['top_1_accuracy'], '-' if row.get('top_5_accuracy') is None
+        else '%.4f' % row['top_5_accuracy'],
+        'the evaluation' if row['mode'] == 'evaluation' else
+        'the last evaluation during training', ': ' + ', '.join(parts) if parts else '')]
 
 
 def _figures(row: dict) -> str:
@@ -184,6 +216,7 @@ def show_lines(row: dict) -> list[str]:
             else ', ' + records.rate_of(row), row['global_batch_size'], row['num_steps'],
             '' if row['num_steps'] == 1 else 's'),
         '  clean: %s' % records.run_state(row).describe(),
+        *_accuracy_lines(row),
         *_stop_lines(row),
         '  step time ms: median %s, min %s, max %s, mean %s, stdev %s' % tuple(
             _ms(row['step_time_' + n]) for n in ('median', 'min', 'max', 'mean', 'stdev')),
@@ -246,6 +279,46 @@ def history_lines(rows: list[dict], found: list[regressions.Regression], chosen=
         [records.run_state(r) for r in rows],
         *(('run kept in the verdicts', 'runs kept in the verdicts') if chosen else ()))
     return lines + ([unmeasured] if unmeasured else []) + [''] + regression_lines(found, None)
+
+
+def _history_run(row: dict, state) -> dict:
+    """One run of `history --json`: its row's figures and the clean-run rule's verdict."""
+    why = state.why()
+    return {'id': row['id'], 'run_utc': row['run_utc'], 'host': row['hostname'],
+            'label': row['label'], 'images_per_sec': row['images_per_sec'],
+            'images_per_sec_of': records.rate_of(row),
+            'step_time_median_secs': row['step_time_median'],
+            'clean': not why, 'unclean_reason': why or None}
+
+
+def history_json(first: dict, chosen, found: list[regressions.Regression],
+                 min_change_pct: float, png: str | None) -> dict:
+    """`history --json`: the series `history` plots, one object, units in the key names.
+
+    Args:
+      first: a row of the configuration (its key and description).
+      chosen: the metrics/clean_runs.py Selection of the configuration's runs: its kept
+        ones are the series (every run with --include_unclean_runs).
+      found: the steps down found in the series (history/regressions.py).
+      min_change_pct: --min_change.
+      png: the plot written (--png), or None.
+
+    Returns:
+      {'config_key', 'configuration', 'runs': [{'id', 'run_utc' ('YYYY-MM-DDTHH:MM:SS.ffffffZ'),
+       'host', 'label', 'images_per_sec', 'images_per_sec_of' (history/records.py rate_of),
+       'step_time_median_secs', 'clean', 'unclean_reason' (metrics/clean_runs.py RunState.why:
+       'busy: ...; stopped at 28 of 100 timed steps', None when clean)}] oldest first,
+       'left_out_runs' (the unclean runs left out of the series, the same fields),
+       'left_out' (the lines saying why, as `regressions --json`), 'steps_down' (as
+       `regressions_json`'s), 'min_change_pct', 'png'}.
+    """
+    states = {id(row): state for row, state in chosen.left_out + chosen.kept_unclean}
+    clean = clean_runs.RunState()
+    return {'config_key': first['config_key'], 'configuration': records.describe_config(first),
+            'runs': [_history_run(r, states.get(id(r), clean)) for r in chosen.kept],
+            'left_out_runs': [_history_run(r, s) for r, s in chosen.left_out],
+            'left_out': chosen.lines(), 'steps_down': [_step_json(r) for r in found],
+            'min_change_pct': min_change_pct, 'png': png}
 
 
 def _steps_down(found: list) -> str:
