@@ -76,9 +76,9 @@ and the figures of the total block (metrics/utilisation.py):
     memory {allocators {name: bytes} (traced step), gpu_peak_bytes {GPU:i: bytes},
             process_peak_rss_bytes},
     latency_ms (null in training, and when the only batch was the set-up one) {p50, p90,
-               p99 (null with one timed batch: mean is its time), mean, count, batch_size;
-               set_up_left_out: its first batch left out (an --eval's; a forward-only run's
-               without warm-up steps)},
+               p99 (null with one timed batch: mean is its time), mean, count, batch_size,
+               set_up_left_out (always there: true when its first batch was left out, an
+               --eval's, a forward-only run's without warm-up steps; else false)},
     baseline (null without --baseline) {file, baseline_images_per_sec, images_per_sec, ratio,
              p_slower, p_faster, verdict, reason, fail_on_slower_pct, failed, judged,
              num_steps, left_out, changes} (metrics/baseline.py compare)
