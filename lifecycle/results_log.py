@@ -98,6 +98,10 @@ without the final checkpoint, lifecycle/signals.py; loss_scale, automatic loss s
 lifecycle/precision_report.py; a cluster task's task, total_line_images_per_sec and, the
 chief's, cluster_images_per_sec and the figures beside it, cluster/coordination.py.)
 
+Every non-finite float (a forward-only step's loss of diverged weights, in 'losses',
+'steps' and 'last_average_loss'; any other, at any depth) is written as null, so the file is
+strict JSON (`finite_for_json`; the step lines print nan; `run()` returns the floats).
+
 A run that fails (a non-finite loss, bad data) writes no JSON and no plot.
 """
 
@@ -105,6 +109,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 
 import numpy as np
@@ -208,6 +213,26 @@ def _json_default(value):
     raise TypeError('not JSON serializable: %r' % type(value).__name__)
 
 
+def finite_for_json(value):
+    """`value` with every non-finite float (NaN, Inf, -Inf; Python's or numpy's, in dicts,
+    lists and tuples at any depth, and in numpy arrays) replaced by None, so that strict JSON
+    (no NaN or Infinity tokens: JavaScript's JSON.parse, Python's json with parse_constant
+    raising) reads what `write_json` writes: a forward-only run of diverged weights has
+    `"loss": null` where its step lines print nan. numpy scalars and arrays become Python's;
+    other values are returned as they are (the dict given is not changed: a copy is made)."""
+    if isinstance(value, dict):
+        return {key: finite_for_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_for_json(item) for item in value]
+    if isinstance(value, np.ndarray):
+        return finite_for_json(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
 def write_json(result: dict, directory: str, prefix: str = 'tf_cnn_benchmarks') -> str:
     """Writes `result` as `<directory>/<prefix>_<model>_<UTC time>.json` atomically (the dry
     run's prefix is 'dry_run', so that `results ingest` finds no run in it), with its results
@@ -235,7 +260,9 @@ def write_json(result: dict, directory: str, prefix: str = 'tf_cnn_benchmarks') 
     path = os.path.join(directory, '%s_%s_%s.json' % (prefix, result['model'], stamp))
     result['results_file'] = path
     result.setdefault(configuration.FORMAT_KEY, configuration.RESULTS_FORMAT)
-    text = json.dumps(result, indent=1, default=_json_default, allow_nan=True)
+    # Strict JSON: a non-finite float is written as null (finite_for_json), and allow_nan=False
+    # makes any that slipped through an error here rather than a file strict readers refuse.
+    text = json.dumps(finite_for_json(result), indent=1, default=_json_default, allow_nan=False)
     try:
         if file_systems.is_remote(path):
             try:
