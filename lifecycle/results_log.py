@@ -53,8 +53,11 @@ named here, and the keys of eval, host_load and utilisation):
     before its timed steps: nothing was timed), stopped_by_signal (null, 'SIGINT', 'SIGTERM'
     or 'SIGHUP': what stopped the timed loop early; a signal after it stops nothing),
     stopped_by_error
-    (null, or the failed output that stopped the timed loop early: 'the failed checkpoint save
-    at global step 20', lifecycle/checkpoints.py), results_file,
+    (null, or the error that stopped the timed loop early: a failed output, 'the failed
+    checkpoint save at global step 20', lifecycle/checkpoints.py; a training step's
+    non-finite loss, 'the non-finite loss (nan) at step 3' or '... at warm-up step 2',
+    lifecycle/training_loop.py: that step is in neither the timed steps nor the warm-up
+    losses), results_file,
     finished_utc ('YYYY-MM-DDTHH:MM:SS.ffffffZ', when the run finished: lifecycle/results_db.py),
     precision (a training or forward-only run: the header's precision facts,
     graph/precision_block.facts; null in an evaluation),
@@ -102,7 +105,8 @@ Every non-finite float (a forward-only step's loss of diverged weights, in 'loss
 'steps' and 'last_average_loss'; any other, at any depth) is written as null, so the file is
 strict JSON (`finite_for_json`; the step lines print nan; `run()` returns the floats).
 
-A run that fails (a non-finite loss, bad data) writes no JSON and no plot.
+A training run a non-finite loss stopped writes its JSON as a stopped run (stopped_by_error,
+above), then fails; a run that fails otherwise (bad data) writes no JSON and no plot.
 """
 
 from __future__ import annotations
