@@ -241,19 +241,27 @@ def decay_advice(parts: list[tuple[float, float]], weight_decay: float,
             'past 2 they grow every step%s).' % (where, weight_decay, product))
 
 
-def _check_finite(loss, step, lr_fn, spec: LoopSpec, parts_fn, result: LoopResult) -> bool:
+def _check_finite(loss, step, lr_fn, spec: LoopSpec, parts_fn, result: LoopResult,
+                  timed_before: int = 0) -> bool:
     """True when `loss` stops the loop (a non-finite loss with spec.check_loss): its
     NonFiniteLossError is raised at once, or, with spec.stop_on_nonfinite, kept in
-    result.error (and result.stopped_by_error) for the caller to raise after the reports."""
+    result.error (and result.stopped_by_error) for the caller to raise after the reports;
+    `timed_before`: the timed steps that finished before it (the error line says they are
+    reported)."""
     if not spec.check_loss or loss is None or math.isfinite(loss):
         return False
     lr = lr_fn() if lr_fn else None
     advice = decay_advice(parts_fn() if parts_fn else [], spec.weight_decay, lr,
                           default_rate=spec.default_rate,
                           rate_lowering=spec.rate_lowering(lr))
+    # A loop that stops on it in the timed part reports the timed steps before it (marked
+    # partial); in the warm-up, or raising at once (a cluster worker's), it reports none.
+    verdict = ('only the timed steps before it are reported, as a partial run'
+               if spec.stop_on_nonfinite and timed_before else
+               'no images/sec are reported')
     error = NonFiniteLossError(
-        'the loss became %s at %s%s; the run is invalid and no images/sec are reported. %s'
-        % (loss, step, ' (learning rate %g)' % lr if lr is not None else '',
+        'the loss became %s at %s%s; the run is invalid and %s. %s'
+        % (loss, step, ' (learning rate %g)' % lr if lr is not None else '', verdict,
            advice or '%s.' % spec.nan_advice(lr)))
     if not spec.stop_on_nonfinite:
         raise error
@@ -446,7 +454,7 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
         seconds = clock() - start
         loss = out[0]
         if _check_finite(loss, 'step %d' % step, lr_fn, spec,
-                         getattr(step_fn, 'loss_parts', None), result):
+                         getattr(step_fn, 'loss_parts', None), result, timed_before=step - 1):
             # Not counted (its update made the run invalid): the timed part ends before it.
             loop_end = start
             if hooks_start is not None:  # the step before was the last timed one

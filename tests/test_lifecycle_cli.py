@@ -242,7 +242,8 @@ def test_a_nan_from_a_piecewise_schedule_names_that_flag():
     assert nan.returncode == 1, nan.stderr
     [line] = [x for x in nan.stderr.splitlines() if x.startswith('error:')]
     assert re.fullmatch(r'error: the loss became (nan|inf|-inf) at step \d+ \(learning rate '
-                        r'1e\+06\); the run is invalid and no images/sec are reported\. Lower '
+                        r'1e\+06\); the run is invalid and only the timed steps before it are '
+                        r'reported, as a partial run\. Lower '
                         r'the rates of --piecewise_learning_rate_schedule\.', line), line
 
 

@@ -63,7 +63,8 @@ def test_a_nan_in_the_timed_part_keeps_the_steps_before_it(tmp_path, monkeypatch
     # The error line as before (tests/test_training_loop_nan.py asserts its advice).
     assert [x for x in proc.stderr.splitlines() if x.startswith('error:')] == [
         'error: the loss became nan at step 3 (learning rate 0.002); the run is invalid and '
-        'no images/sec are reported. Lower --init_learning_rate.']
+        'only the timed steps before it are reported, as a partial run. Lower '
+        '--init_learning_rate.']
     lines = proc.stdout.splitlines()
     assert any(x.startswith('total images/sec: ') for x in lines)
     stopped = 'Stopped by the non-finite loss (nan) at step 3 after 2 timed steps'

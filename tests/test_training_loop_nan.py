@@ -168,8 +168,9 @@ def test_a_nan_in_the_timed_part_stops_the_loop_and_keeps_the_steps_before_it():
     reports are written (a user's finding: such a run wrote no JSON and no record)."""
     result, lines, hooks = _stopping_run([7.0, 6.0, 5.0, math.nan, 4.0], warmup=1)
     assert isinstance(result.error, training_loop.NonFiniteLossError)
-    assert str(result.error) == ('the loss became nan at step 3; the run is invalid and no '
-                                 'images/sec are reported. Lower --init_learning_rate.')
+    assert str(result.error) == ('the loss became nan at step 3; the run is invalid and only '
+                                 'the timed steps before it are reported, as a partial run. '
+                                 'Lower --init_learning_rate.')
     assert result.stopped_by_error == 'the non-finite loss (nan) at step 3'
     # The NaN step is neither timed nor handed to the hooks.
     assert result.num_steps == 2 and result.losses == [6.0, 5.0] and len(result.step_times) == 2
@@ -193,6 +194,7 @@ def test_a_nan_before_any_timed_step_times_nothing():
                          'timed')
     # At the first timed step: the timed part began, but no step finished: no total block.
     result, lines, hooks = _stopping_run([7.0, math.nan, 6.0], warmup=1)
+    assert 'the run is invalid and no images/sec are reported. ' in str(result.error)
     assert result.nothing_timed and not result.stopped_in_warmup and hooks.steps == []
     assert hooks.phases == ['after_timed']
     assert not any(line.startswith('total images/sec') for line in lines)
