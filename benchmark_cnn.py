@@ -215,7 +215,8 @@ class BenchmarkCNN:
           results_log. A ps task's serve loop returns {'role', 'task_index', 'served_secs'}.
 
         Raises:
-          training_loop.NonFiniteLossError: the loss became NaN or Inf.
+          training_loop.NonFiniteLossError: the loss became NaN or Inf (one host's run: after
+            its reports were written, the result dict in the error's `result`).
           checkpoints.CheckpointError: no checkpoint for --eval, or one that does not fit.
           signals.Terminated: SIGTERM or SIGHUP stopped the run (after saving); exit status 143
             or 129.

@@ -42,8 +42,9 @@ A row's fields (the columns of the `runs` table, history/store.py):
                       'partial' (stopped before its last batch: its accuracy is of the
                       batches scored), recorded since they were kept (no schema change:
                       the column is JSON); 'stopped_by_error' and 'partial' true of a
-                      training run a failed output stopped ('the failed checkpoint save at
-                      global step 20': lifecycle/checkpoints.py)
+                      training run a failed output or a non-finite loss stopped ('the failed
+                      checkpoint save at global step 20': lifecycle/checkpoints.py; 'the
+                      non-finite loss (nan) at step 3': lifecycle/training_loop.py)
                       and beside the accuracy 'evaluation' {'num_examples', 'global_step',
                       'subset'}: what the last evaluation scored
 
@@ -388,8 +389,8 @@ def _with_stop(figures: dict, result: dict) -> dict:
     reader of stdout went away) where a signal stopped the run, and for an evaluation
     'partial' (result['eval']['partial']: True when a signal stopped it before its last
     batch, its accuracy then of the batches scored); 'stopped_by_error' and 'partial' True
-    where a failed output stopped the run (result['stopped_by_error']: 'the failed checkpoint
-    save at global step 20')."""
+    where a failed output or a non-finite loss stopped the run (result['stopped_by_error']:
+    'the failed checkpoint save at global step 20', 'the non-finite loss (nan) at step 3')."""
     if isinstance(result.get('stopped_by_signal'), str):
         figures['stopped_by_signal'] = result['stopped_by_signal']
     if isinstance(result.get('stopped_by_error'), str):

@@ -34,7 +34,8 @@ other's checkpoints): a run holds it (runtime/dir_hold.py).
 
 `CheckpointHook` saves every --save_model_steps global steps or --save_model_secs seconds and
 once at the end of the run (including a run stopped by SIGINT/SIGTERM or --stop_at_top_1_accuracy;
-never after a non-finite loss, which ends the run before the hooks' `end`). The global step
+never after a non-finite loss: its weights are not worth resuming from, and `end` saves
+nothing when result['stopped_by_error'] names it). The global step
 counts the warm-up steps, and a checkpoint due during the warm-up is saved at its end, before
 the first timed step, as an evaluation due there runs (lifecycle/eval_during_training.py):
 several due there become that one, and a warning line says so before the run starts. It keeps
@@ -471,6 +472,12 @@ class CheckpointHook(run_hooks.RunHook):
         if self.failed is not None and (result.get('stopped_early')
                                         or result.get('stopped_in_warmup')):
             self._stopped(result)
+        if result.get('stopped_by_error'):  # a non-finite loss: its weights are not saved
+            result['checkpoint_path'] = None
+            result['checkpoints'] = list(self.paths)
+            cnn_util.log_fn('No checkpoint saved at the end: %s stopped the run'
+                            % result['stopped_by_error'])
+            return
         path = self.save()  # a save failed at the last step: the final save tries again
         cnn_util.log_fn('Saved checkpoint %s (global step %d)' % (path, self._saved_step))
         result['checkpoint_path'] = path

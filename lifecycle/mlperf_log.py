@@ -411,7 +411,7 @@ class MlPerfHook(run_hooks.RunHook):
         reached = target is not None and any(r['top_1'] >= target for r in evals
                                              if not r.get('partial'))
         self._stop(self.c.SUCCESS if reached and not result.get('stopped_by_signal')
-                   else self.c.ABORTED)
+                   and not result.get('stopped_by_error') else self.c.ABORTED)
 
     def abort(self):
         try:

@@ -22,6 +22,10 @@ what was not written, why and the fix, and what was. A hook whose output fails d
 the timed steps (a periodic checkpoint save: lifecycle/checkpoints.py) stops the run after
 that step instead (its `should_stop`): the total block and the reports follow as after a
 signal, and its `StoppedByOutput` from `end` makes the line begin with what stopped the run.
+A non-finite loss that stopped the loop (its LoopResult's `error`: one host's training run,
+training_loop.LoopSpec.stop_on_nonfinite) takes the same way: the phases after the loop run
+(each hook reads result['stopped_by_error']: no final checkpoint), then `run` raises that
+error, its line unchanged (outputs that failed beside it follow it as 'Not written: ...').
 """
 
 from __future__ import annotations
@@ -140,6 +144,17 @@ def _stopped_message(stop, others: list, written: list[str]) -> str:
                                  ''.join('Not written: %s. ' % _part(h, e) for h, e in others),
                                  kept)
 
+def stopped_message(error: BaseException, failed: list, written: list[str]) -> str:
+    """The line of a run an error stopped (a non-finite loss) one or more of whose outputs
+    `failed` ([(hook, error)]) could not be written: the error's own text, then 'Not written:
+    the results JSON (--benchmark_log_dir): cannot write ...; free space there, or give
+    another --benchmark_log_dir. Written: the record in the results database /r.sqlite (run
+    3).' ('Nothing else was written.' when nothing was)."""
+    parts = ''.join(' Not written: %s.' % _part(hook, e) for hook, e in failed)
+    return '%s%s %s' % (str(error).rstrip(), parts, 'Written: %s.' % ', '.join(written)
+                        if written else 'Nothing else was written.')
+
+
 #: The phases, in the order run_hooks.py lists them.
 PHASES = ('after_initialize', 'begin', 'wants_trace', 'traced', 'before_timed', 'after_step',
           'should_stop', 'after_timed', 'total_figure', 'total_lines', 'after_loop', 'end',
@@ -198,7 +213,12 @@ class PhaseRunner:
         """begin, then `timed_loop(sess, info, plan, self)` (the warm-up and timed steps, which
         call the phases between steps: lifecycle/timed_run.timed_loop), then `finish` with
         `make_result(loop)`; `abort` instead when the loop raises (the exception goes on).
-        Returns the result dict."""
+        Returns the result dict.
+
+        Raises:
+          The loop's `error` (training_loop.NonFiniteLossError: a non-finite loss stopped
+            it), after `finish`, with the result dict as its `result`; `finish`'s errors.
+        """
         self._call('begin', self._context(sess, info))
         try:
             loop = timed_loop(sess, info, self.plan, self)
@@ -206,20 +226,30 @@ class PhaseRunner:
             self.abort()
             raise
         result = make_result(loop)
-        self.finish(result)
+        error = getattr(loop, 'error', None)
+        self.finish(result, stopped_by=error)
+        if error is not None:
+            error.result = result
+            raise error
         return result
 
-    def finish(self, result: dict) -> None:
-        """The phases after a successful loop: after_loop, end, report, release (each phase for
-        every hook before the next phase starts).
+    def finish(self, result: dict, stopped_by: cnn_util.BenchmarkError | None = None) -> None:
+        """The phases after a loop that ended (finished, or stopped): after_loop, end, report,
+        release (each phase for every hook before the next phase starts).
 
         A hook with an `output` that raises cnn_util.BenchmarkError or OSError in after_loop,
         end or report does not stop the others (the module docstring); any other hook's error
         ends the run at once, as before.
 
+        Args:
+          result: the run's result dict.
+          stopped_by: the error that stopped the loop (its LoopResult's `error`), or None.
+
         Raises:
           OutputsNotWritten: after release, when an output hook failed: what was not written
             (why, the fix) and what was (each hook's `written`).
+          `stopped_by`'s class, when an output hook failed after such a stop: its message,
+            then 'Not written: ...' and what was written (`stopped_message`).
         """
         failed = []
         for phase in ('after_loop', 'end', 'report'):
@@ -234,6 +264,10 @@ class PhaseRunner:
         if failed:
             written = [w for hook in self.hooks
                        for w in getattr(hook, 'written', lambda r: [])(result)]
+            if stopped_by is not None:
+                error = type(stopped_by)(stopped_message(stopped_by, failed, written))
+                error.result = result
+                raise error
             raise OutputsNotWritten(not_written_message(failed, written))
 
     def abort(self) -> None:

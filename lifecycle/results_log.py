@@ -53,8 +53,11 @@ named here, and the keys of eval, host_load and utilisation):
     before its timed steps: nothing was timed), stopped_by_signal (null, 'SIGINT', 'SIGTERM'
     or 'SIGHUP': what stopped the timed loop early; a signal after it stops nothing),
     stopped_by_error
-    (null, or the failed output that stopped the timed loop early: 'the failed checkpoint save
-    at global step 20', lifecycle/checkpoints.py), results_file,
+    (null, or the error that stopped the timed loop early: a failed output, 'the failed
+    checkpoint save at global step 20', lifecycle/checkpoints.py; a training step's
+    non-finite loss, 'the non-finite loss (nan) at step 3' or '... at warm-up step 2',
+    lifecycle/training_loop.py: that step is in neither the timed steps nor the warm-up
+    losses), results_file,
     finished_utc ('YYYY-MM-DDTHH:MM:SS.ffffffZ', when the run finished: lifecycle/results_db.py),
     precision (a training or forward-only run: the header's precision facts,
     graph/precision_block.facts; null in an evaluation),
@@ -76,9 +79,9 @@ and the figures of the total block (metrics/utilisation.py):
     memory {allocators {name: bytes} (traced step), gpu_peak_bytes {GPU:i: bytes},
             process_peak_rss_bytes},
     latency_ms (null in training, and when the only batch was the set-up one) {p50, p90,
-               p99 (null with one timed batch: mean is its time), mean, count, batch_size;
-               set_up_left_out: its first batch left out (an --eval's; a forward-only run's
-               without warm-up steps)},
+               p99 (null with one timed batch: mean is its time), mean, count, batch_size,
+               set_up_left_out (always there: true when its first batch was left out, an
+               --eval's, a forward-only run's without warm-up steps; else false)},
     baseline (null without --baseline) {file, baseline_images_per_sec, images_per_sec, ratio,
              p_slower, p_faster, verdict, reason, fail_on_slower_pct, failed, judged,
              num_steps, left_out, changes} (metrics/baseline.py compare)
@@ -98,13 +101,19 @@ without the final checkpoint, lifecycle/signals.py; loss_scale, automatic loss s
 lifecycle/precision_report.py; a cluster task's task, total_line_images_per_sec and, the
 chief's, cluster_images_per_sec and the figures beside it, cluster/coordination.py.)
 
-A run that fails (a non-finite loss, bad data) writes no JSON and no plot.
+Every non-finite float (a forward-only step's loss of diverged weights, in 'losses',
+'steps' and 'last_average_loss'; any other, at any depth) is written as null, so the file is
+strict JSON (`finite_for_json`; the step lines print nan; `run()` returns the floats).
+
+A training run a non-finite loss stopped writes its JSON as a stopped run (stopped_by_error,
+above), then fails; a run that fails otherwise (bad data) writes no JSON and no plot.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 
 import numpy as np
@@ -209,6 +218,26 @@ def _json_default(value):
     raise TypeError('not JSON serializable: %r' % type(value).__name__)
 
 
+def finite_for_json(value):
+    """`value` with every non-finite float (NaN, Inf, -Inf; Python's or numpy's, in dicts,
+    lists and tuples at any depth, and in numpy arrays) replaced by None, so that strict JSON
+    (no NaN or Infinity tokens: JavaScript's JSON.parse, Python's json with parse_constant
+    raising) reads what `write_json` writes: a forward-only run of diverged weights has
+    `"loss": null` where its step lines print nan. numpy scalars and arrays become Python's;
+    other values are returned as they are (the dict given is not changed: a copy is made)."""
+    if isinstance(value, dict):
+        return {key: finite_for_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_for_json(item) for item in value]
+    if isinstance(value, np.ndarray):
+        return finite_for_json(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
 def write_json(result: dict, directory: str, prefix: str = 'tf_cnn_benchmarks') -> str:
     """Writes `result` as `<directory>/<prefix>_<model>_<UTC time>.json` atomically (the dry
     run's prefix is 'dry_run', so that `results ingest` finds no run in it), with its results
@@ -236,7 +265,9 @@ def write_json(result: dict, directory: str, prefix: str = 'tf_cnn_benchmarks') 
     path = os.path.join(directory, '%s_%s_%s.json' % (prefix, result['model'], stamp))
     result['results_file'] = path
     result.setdefault(configuration.FORMAT_KEY, configuration.RESULTS_FORMAT)
-    text = json.dumps(result, indent=1, default=_json_default, allow_nan=True)
+    # Strict JSON: a non-finite float is written as null (finite_for_json), and allow_nan=False
+    # makes any that slipped through an error here rather than a file strict readers refuse.
+    text = json.dumps(finite_for_json(result), indent=1, default=_json_default, allow_nan=False)
     try:
         if file_systems.is_remote(path):
             try:

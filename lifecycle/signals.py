@@ -480,7 +480,7 @@ class SignalHook(run_hooks.RunHook):
         after the final checkpoint ('results JSON', 'plot', 'the results database\'s
         record')} (wiring.py: only the run's own).
 
-    If the run dies before `release` (a non-finite loss), the handlers stay installed but act as
+    If the run dies before `release` (bad data), the handlers stay installed but act as
     the defaults once the run's session is closed.
     """
 

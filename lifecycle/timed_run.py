@@ -152,7 +152,9 @@ def loop_spec(plan) -> training_loop.LoopSpec:
     --print_training_accuracy and always in a forward-only run. A forward-only step's loss
     (its cross entropy: no weight decay without updates) is kept as a training step's is (the
     results' losses, the summaries' loss), but no NaN check applies to it: nothing is
-    trained, so nothing is made invalid by it."""
+    trained, so nothing is made invalid by it. A non-finite loss of a training step stops the
+    loop (one host's run: the reports are written, then the error raised:
+    phase_runner.PhaseRunner.run) or raises at once (a cluster task's)."""
     p = plan.params
     accuracy = ('top_1_accuracy', 'top_5_accuracy')
     columns = accuracy if p.print_training_accuracy or not plan.training else ()
@@ -160,6 +162,9 @@ def loop_spec(plan) -> training_loop.LoopSpec:
         num_warmup=plan.num_warmup_batches, num_steps=plan.num_batches,
         images_per_step=plan.images_per_step, display_every=p.display_every,
         check_loss=plan.training, loss_name=p.loss_type_to_report,
+        # One host's run stops on a non-finite loss and writes its reports before the error;
+        # a cluster task's raises at once (its `abort` tells the other workers it failed).
+        stop_on_nonfinite=not plan.cluster_role,
         extra_columns=columns,
         ewma_alpha=p.display_perf_ewma, weight_decay=p.weight_decay if plan.training else 0.0,
         rate_advice=rate_advice(p),
@@ -176,7 +181,8 @@ def timed_loop(sess, info, plan, hooks) -> training_loop.LoopResult:
     areas drained.
 
     Raises:
-      training_loop.NonFiniteLossError: the loss became NaN or Inf.
+      training_loop.NonFiniteLossError: the loss became NaN or Inf in a cluster task's run
+        (one host's run returns the loop with it in LoopResult.error: `loop_spec`).
     """
     loop = training_loop.run_loop(loop_spec(plan), Step(sess, info, plan), hooks)
     drain_pipeline(sess, info)
@@ -189,7 +195,10 @@ def loop_result(plan, loop, build_secs: float, restored_step: int | None) -> dic
     common fields (results_log.common_fields), per-step records, and defaults for the keys
     that hooks fill in (checkpoint_path, eval, stopped_by_signal, ...). A run stopped in the
     warm-up (a signal) has 'stopped_in_warmup' True and 'images_per_sec' None: nothing was
-    timed; so has a cluster's worker stopped at its first timed step ('num_steps' 0).
+    timed; so has a cluster's worker stopped at its first timed step ('num_steps' 0), and a
+    run a non-finite loss stopped before a timed step finished. Such a loss's stop is in
+    'stopped_by_error' ('the non-finite loss (nan) at step 3'; LoopResult.stopped_by_error):
+    its step is not among the timed ones, though its update ran ('global_step' counts it).
 
     Args:
       plan: the run's run_plan.RunPlan.
@@ -197,8 +206,9 @@ def loop_result(plan, loop, build_secs: float, restored_step: int | None) -> dic
       build_secs: seconds the graph took to build.
       restored_step: the global step restored from a checkpoint, or None.
     """
-    global_step = (restored_step or 0) + (loop.num_steps + len(loop.warmup_losses)
-                                          if plan.training else 0)
+    global_step = (restored_step or 0) + (
+        loop.num_steps + len(loop.warmup_losses) + (loop.error is not None)
+        if plan.training else 0)
     result = {
         'images_per_sec': None if loop.nothing_timed else loop.images_per_sec,
         'losses': loop.losses,
@@ -224,7 +234,7 @@ def loop_result(plan, loop, build_secs: float, restored_step: int | None) -> dic
         'eval': None,
         'evals': [],
         'stopped_by_signal': None,
-        'stopped_by_error': None,
+        'stopped_by_error': loop.stopped_by_error,
         'results_file': None,
         'frozen': None if plan.training else False,  # --freeze_when_forward_only: True
     })

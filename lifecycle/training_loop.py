@@ -44,7 +44,15 @@ DEFAULT_WEIGHT_DECAY = params_lib.SPEC_BY_NAME['weight_decay'].default
 
 
 class NonFiniteLossError(cnn_util.BenchmarkError):
-    """The loss became NaN or Inf; the run is invalid."""
+    """The loss became NaN or Inf; the run is invalid.
+
+    Attributes:
+      result: None when raised by the loop itself (LoopSpec.stop_on_nonfinite False); raised
+        by a run that stopped on it and wrote its reports (phase_runner.PhaseRunner.run), that
+        run's result dict (its 'stopped_by_error' says which loss at which step).
+    """
+
+    result: dict | None = None
 
 
 @dataclasses.dataclass
@@ -71,8 +79,13 @@ class LoopResult:
         cnn_util.StopRequested (a cluster's chief stopped; that step is not counted). A stop
         asked for after the last step (a signal during it) ends nothing early.
       stopped_in_warmup: True when `should_stop` (a signal) ended the warm-up, or the work at
-        its end (`before_timed`: an evaluation due there): no step was timed, and
-        images_per_sec is no measurement (0.0).
+        its end (`before_timed`: an evaluation due there), or a non-finite loss of a warm-up
+        step did (`error`): no step was timed, and images_per_sec is no measurement (0.0).
+      error: the NonFiniteLossError that stopped the loop (LoopSpec.stop_on_nonfinite), its
+        step neither timed nor handed to `after_step`; None otherwise. The loop's caller
+        raises it once the reports are written (phase_runner.PhaseRunner.run).
+      stopped_by_error: with `error`, what stopped the loop, as result['stopped_by_error']
+        says it: 'the non-finite loss (nan) at step 3', '... at warm-up step 2'.
 
     `nothing_timed` holds for those and for a loop stopped at its first timed step (a
     cluster's chief stopped): no images/sec either.
@@ -89,6 +102,8 @@ class LoopResult:
     after_last_secs: float = 0.0
     stopped_early: bool = False
     stopped_in_warmup: bool = False
+    error: NonFiniteLossError | None = None
+    stopped_by_error: str | None = None
 
     @property
     def nothing_timed(self) -> bool:
@@ -108,6 +123,12 @@ class LoopSpec:
       show_loss: False prints step lines without the loss column (a step function that
         gives no loss).
       check_loss: False: a non-finite loss stops nothing (forward-only: nothing is trained).
+      stop_on_nonfinite: how a non-finite loss stops the loop: False raises
+        NonFiniteLossError at once (the hooks then get `abort`: a cluster's worker, whose
+        peers learn of the failure so); True ends the loop before that step as a signal
+        would after it (the steps before it kept: their total block, or none when no timed
+        step finished), with LoopResult.error set, for the caller to write the reports and
+        then raise it (one host's run: timed_run.loop_spec).
       loss_name: header of the loss column (--loss_type_to_report: total_loss or base_loss).
       extra_columns: header names of the columns of a step's extra values, e.g.
         ('top_1_accuracy', 'top_5_accuracy'); each printed as %.3f.
@@ -135,6 +156,7 @@ class LoopSpec:
     display_every: int
     show_loss: bool = True
     check_loss: bool = True
+    stop_on_nonfinite: bool = False
     loss_name: str = 'total_loss'
     extra_columns: tuple[str, ...] = ()
     ewma_alpha: float | None = None
@@ -219,16 +241,34 @@ def decay_advice(parts: list[tuple[float, float]], weight_decay: float,
             'past 2 they grow every step%s).' % (where, weight_decay, product))
 
 
-def _check_finite(loss, step, lr_fn, spec: LoopSpec, parts_fn=None):
-    if spec.check_loss and loss is not None and not math.isfinite(loss):
-        lr = lr_fn() if lr_fn else None
-        advice = decay_advice(parts_fn() if parts_fn else [], spec.weight_decay, lr,
-                              default_rate=spec.default_rate,
-                              rate_lowering=spec.rate_lowering(lr))
-        raise NonFiniteLossError(
-            'the loss became %s at %s%s; the run is invalid and no images/sec are reported. %s'
-            % (loss, step, ' (learning rate %g)' % lr if lr is not None else '',
-               advice or '%s.' % spec.nan_advice(lr)))
+def _check_finite(loss, step, lr_fn, spec: LoopSpec, parts_fn, result: LoopResult,
+                  timed_before: int = 0) -> bool:
+    """True when `loss` stops the loop (a non-finite loss with spec.check_loss): its
+    NonFiniteLossError is raised at once, or, with spec.stop_on_nonfinite, kept in
+    result.error (and result.stopped_by_error) for the caller to raise after the reports;
+    `timed_before`: the timed steps that finished before it (the error line says they are
+    reported)."""
+    if not spec.check_loss or loss is None or math.isfinite(loss):
+        return False
+    lr = lr_fn() if lr_fn else None
+    advice = decay_advice(parts_fn() if parts_fn else [], spec.weight_decay, lr,
+                          default_rate=spec.default_rate,
+                          rate_lowering=spec.rate_lowering(lr))
+    # A loop that stops on it in the timed part reports the timed steps before it (marked
+    # partial); in the warm-up, or raising at once (a cluster worker's), it reports none.
+    verdict = ('only the timed steps before it are reported, as a partial run'
+               if spec.stop_on_nonfinite and timed_before else
+               'no images/sec are reported')
+    error = NonFiniteLossError(
+        'the loss became %s at %s%s; the run is invalid and %s. %s'
+        % (loss, step, ' (learning rate %g)' % lr if lr is not None else '', verdict,
+           advice or '%s.' % spec.nan_advice(lr)))
+    if not spec.stop_on_nonfinite:
+        raise error
+    result.error = error
+    result.stopped_by_error = 'the non-finite loss (%s) at %s' % (loss, step)
+    result.stopped_early = True
+    return True
 
 
 def format_step_secs(seconds: float) -> str:
@@ -312,8 +352,10 @@ def _warmup(spec: LoopSpec, step_fn, phases: PhaseRunner, lr_fn, log,
                 % (call - 1, spec.num_warmup))
             break
         times.append(time.perf_counter() - start)
-        _check_finite(out[0], 'warm-up step %d' % call, lr_fn, spec,
-                      getattr(step_fn, 'loss_parts', None))
+        if _check_finite(out[0], 'warm-up step %d' % call, lr_fn, spec,
+                         getattr(step_fn, 'loss_parts', None), result):
+            result.stopped_in_warmup = True  # nothing timed: its line follows (_stopped_line)
+            break
         result.warmup_losses.append(out[0])
         if phases.should_stop():  # a signal: stop after this step
             result.stopped_early = result.stopped_in_warmup = True
@@ -362,8 +404,15 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
     Returns:
       LoopResult.
 
+    A non-finite loss (of a training step: LoopSpec.check_loss) raises NonFiniteLossError at
+    once, or, with LoopSpec.stop_on_nonfinite, ends the loop before that step (not counted,
+    nor handed to the hooks): in the warm-up as a signal there does, in the timed part with
+    the total block of the timed steps before it (none when there were none), then the line
+    `Stopped by the non-finite loss (nan) at step 3 after 2 timed steps` (`...: nothing was
+    timed`); the LoopResult's `error` holds it.
+
     Raises:
-      NonFiniteLossError: a loss was NaN or Inf.
+      NonFiniteLossError: a loss was NaN or Inf (without LoopSpec.stop_on_nonfinite).
     """
     phases = hooks if isinstance(hooks, PhaseRunner) else PhaseRunner(hooks)
     result = LoopResult()
@@ -371,6 +420,7 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
     if spec.num_warmup:
         expected = _warmup(spec, step_fn, phases, lr_fn, log, result)
         if result.stopped_in_warmup:
+            _stopped_line(result, log)
             return result
         log((timed_part_line(spec.num_steps, expected) if spec.num_warmup > 1
              else set_up_bound_line(spec.num_steps, expected)) + spec.left_out_text())
@@ -402,9 +452,17 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
                 result.after_last_secs = hooks_secs
             break
         seconds = clock() - start
-        stats.add(seconds)
         loss = out[0]
-        _check_finite(loss, 'step %d' % step, lr_fn, spec, getattr(step_fn, 'loss_parts', None))
+        if _check_finite(loss, 'step %d' % step, lr_fn, spec,
+                         getattr(step_fn, 'loss_parts', None), result, timed_before=step - 1):
+            # Not counted (its update made the run invalid): the timed part ends before it.
+            loop_end = start
+            if hooks_start is not None:  # the step before was the last timed one
+                loop_end = hooks_start
+                result.hook_secs -= hooks_secs
+                result.after_last_secs = hooks_secs
+            break
+        stats.add(seconds)
         result.losses.append(loss)
         if len(out) > 1:
             result.extras.append(out[1:])
@@ -442,8 +500,20 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
                              if result.num_steps else 0.0)
     if not spec.num_warmup:
         _set_up_line(result, spec.images_per_step, log)
-    _total_block(result, phases, log)
+    if result.error is None or result.num_steps:  # a non-finite loss at the first timed
+        _total_block(result, phases, log)           # step: no timed step, no total block
+    _stopped_line(result, log)
     return result
+
+
+def _stopped_line(result: LoopResult, log) -> None:
+    """After a loop a non-finite loss stopped (result.error): 'Stopped by the non-finite
+    loss (nan) at step 3 after 2 timed steps', or '...: nothing was timed'."""
+    if result.error is None:
+        return
+    log('Stopped by %s%s' % (result.stopped_by_error,
+                             ' after %s' % cnn_util.counted(result.num_steps, 'timed step')
+                             if result.num_steps else ': nothing was timed'))
 
 
 def _set_up_line(result: LoopResult, images_per_step: int, log) -> None:

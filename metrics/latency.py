@@ -30,8 +30,9 @@ def latency_ms(step_times, batch_size: int, *, first_sets_up: bool = False) -> d
     Returns:
       {'p50', 'p90', 'p99' (milliseconds; None with fewer than MIN_SAMPLES steps: percentiles
       of one value would pass it off as a distribution), 'mean' (ms: with one step, its
-      time), 'count' (steps), 'batch_size', and with first_sets_up 'set_up_left_out': True},
-      or None without steps (with first_sets_up: without a step after the first).
+      time), 'count' (steps), 'batch_size', 'set_up_left_out' (`first_sets_up`: whether the
+      first time was left out; always there, a bool)}, or None without steps (with
+      first_sets_up: without a step after the first).
     """
     times = np.asarray([t for t in step_times or [] if t is not None], dtype=np.float64) * 1e3
     if first_sets_up:
@@ -41,9 +42,7 @@ def latency_ms(step_times, batch_size: int, *, first_sets_up: bool = False) -> d
     out = {'p%d' % q: float(np.percentile(times, q)) if times.size >= MIN_SAMPLES else None
            for q in PERCENTILES}
     out.update({'mean': float(times.mean()), 'count': int(times.size),
-                'batch_size': int(batch_size)})
-    if first_sets_up:
-        out['set_up_left_out'] = True
+                'batch_size': int(batch_size), 'set_up_left_out': bool(first_sets_up)})
     return out
 
 

@@ -250,7 +250,8 @@ def test_a_nan_from_a_piecewise_schedule_names_that_flag():
     assert nan.returncode == 1, nan.stderr
     [line] = [x for x in nan.stderr.splitlines() if x.startswith('error:')]
     assert re.fullmatch(r'error: the loss became (nan|inf|-inf) at step \d+ \(learning rate '
-                        r'1e\+06\); the run is invalid and no images/sec are reported\. Lower '
+                        r'1e\+06\); the run is invalid and only the timed steps before it are '
+                        r'reported, as a partial run\. Lower '
                         r'the rates of --piecewise_learning_rate_schedule\.', line), line
 
 
@@ -258,14 +259,23 @@ def test_nan_guard_and_eval_without_checkpoint_exit_1(tmp_path):
     # Their output and exit status only: the command's main in process (helpers.run_command).
     nan_dir = str(tmp_path / 'nan')
     nan = helpers.run_command(*TINY[:-1], '--init_learning_rate=1e6', '--num_batches=30',
-                              '--train_dir=' + nan_dir)
+                              '--train_dir=' + nan_dir,
+                              '--benchmark_log_dir=' + str(tmp_path / 'bl'))
     no_ckpt = helpers.run_command('--model=trivial', '--eval',
                                   '--train_dir=' + str(tmp_path / 'empty'))
     assert nan.returncode == 1, nan.stderr
     assert no_ckpt.returncode == 1, no_ckpt.stderr
     assert 'error: the loss became' in nan.stderr and 'Lower --init_learning_rate' in nan.stderr
     assert 'learning rate 1e+06' in nan.stderr
-    assert 'total images/sec' not in nan.stdout  # no rate is reported as if the run were valid
+    # The steps before the NaN one are kept, as a failed save's stop keeps them
+    # (tests/test_nan_stop_reports.py): the JSON names the loss and the step the line names.
+    where = re.search(r'error: the loss became (\S+) at ((?:warm-up )?step (\d+))', nan.stderr)
+    saved = json.loads((next((tmp_path / 'bl').iterdir())).read_text(),
+                       parse_constant=lambda token: pytest.fail('non-strict JSON: ' + token))
+    assert saved['stopped_by_error'] == 'the non-finite loss (%s) at %s' % where.group(1, 2)
+    timed = 0 if where.group(2).startswith('warm-up') else int(where.group(3)) - 1
+    assert saved['num_steps'] == timed and (saved['images_per_sec'] is None) == (not timed)
+    assert ('total images/sec: ' in nan.stdout) == bool(timed)  # no total without a timed step
     assert 'Traceback' not in nan.stderr
     assert not os.path.exists(os.path.join(nan_dir, 'checkpoint'))  # nothing saved
     assert ('error: no checkpoint to evaluate in --train_dir %s' % (tmp_path / 'empty')

@@ -206,6 +206,35 @@ def test_a_failed_output_does_not_stop_the_others():
         '/out/record.')
 
 
+def test_a_loop_a_nan_stopped_is_finished_then_its_error_raised():
+    """A non-finite loss that stopped the loop (LoopResult.error): every phase after the loop
+    runs (the reports keep the steps before it), then the error, its line unchanged; an
+    output that failed beside it follows it as 'Not written: ...'."""
+    from tf_cnn_benchmarks.lifecycle import training_loop
+    nan = 'the loss became nan at step 3; the run is invalid. Lower --init_learning_rate.'
+
+    def stopped_loop(*args):
+        return training_loop.LoopResult(
+            num_steps=2, stopped_early=True, error=training_loop.NonFiniteLossError(nan),
+            stopped_by_error='the non-finite loss (nan) at step 3')
+    recorder, results = Recorder(), Output('the results JSON', '--benchmark_log_dir', 'report')
+    runner = phase_runner.PhaseRunner([recorder, results])
+    with pytest.raises(training_loop.NonFiniteLossError) as raised:
+        runner.run(None, None, stopped_loop, lambda loop: {'num_steps': loop.num_steps})
+    assert str(raised.value) == nan and raised.value.result == {'num_steps': 2}
+    assert recorder.log == ['begin', 'after_loop', 'end', 'report', 'release']
+    assert results.done
+    full = Output('the results JSON', '--benchmark_log_dir', 'report',
+                  OSError(28, 'No space left on device', '/bl/x.json'))
+    runner = phase_runner.PhaseRunner([full, Output('the record', None, 'report')])
+    with pytest.raises(training_loop.NonFiniteLossError) as raised:
+        runner.run(None, None, stopped_loop, lambda loop: {})
+    assert str(raised.value) == nan + (
+        ' Not written: the results JSON (--benchmark_log_dir): cannot write /bl/x.json: No space '
+        'left on device; free space there, or give another --benchmark_log_dir. Written: the '
+        'record /out/record.')
+
+
 def test_a_hook_without_an_output_still_ends_the_run_at_once():
     recorder = Recorder()
     fails = run_hooks.RunHook()

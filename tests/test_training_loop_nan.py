@@ -55,7 +55,7 @@ def test_a_nan_at_the_rate_floor_names_minimum_learning_rate():
     plan = type('Plan', (), dict(params=make_params(model='trivial', minimum_learning_rate=0.5),
                                  num_warmup_batches=0, num_batches=1, images_per_step=1,
                                  training=True, model='trivial', dataset='synthetic',
-                                 images_per_global_step=1))
+                                 images_per_global_step=1, cluster_role=''))
     assert timed_run.loop_spec(plan).rate_floor == 0.5
 
 
@@ -139,3 +139,63 @@ def test_an_absurd_learning_rate_is_named_before_the_weight_decay():
         'lower --weight_decay (1 now;')
     # No reference rate known: as before, the decay.
     assert ': lower --weight_decay (' in training_loop.decay_advice(parts, 4e-5, 1e30)
+
+
+class _Hooks:
+    """A hook that records the timed steps it is handed and the phases after them."""
+
+    def __init__(self):
+        self.steps, self.phases = [], []
+
+    def after_step(self, step, loss):
+        self.steps.append((step, loss))
+
+    def after_timed(self):
+        self.phases.append('after_timed')
+
+
+def _stopping_run(losses, warmup):
+    spec = Spec(num_warmup=warmup, num_steps=len(losses) - warmup, images_per_step=4,
+                display_every=1, stop_on_nonfinite=True)
+    lines, hooks = [], _Hooks()
+    result = training_loop.run_loop(spec, _fake_steps(losses), [hooks], log=lines.append)
+    return result, lines, hooks
+
+
+def test_a_nan_in_the_timed_part_stops_the_loop_and_keeps_the_steps_before_it():
+    """One host's run (LoopSpec.stop_on_nonfinite): the loop ends before the NaN step, as a
+    signal would after the step before it; the error is kept for the run to raise once its
+    reports are written (a user's finding: such a run wrote no JSON and no record)."""
+    result, lines, hooks = _stopping_run([7.0, 6.0, 5.0, math.nan, 4.0], warmup=1)
+    assert isinstance(result.error, training_loop.NonFiniteLossError)
+    assert str(result.error) == ('the loss became nan at step 3; the run is invalid and only '
+                                 'the timed steps before it are reported, as a partial run. '
+                                 'Lower --init_learning_rate.')
+    assert result.stopped_by_error == 'the non-finite loss (nan) at step 3'
+    # The NaN step is neither timed nor handed to the hooks.
+    assert result.num_steps == 2 and result.losses == [6.0, 5.0] and len(result.step_times) == 2
+    assert hooks.steps == [(1, 6.0), (2, 5.0)] and hooks.phases == ['after_timed']
+    assert result.stopped_early and not result.stopped_in_warmup
+    assert result.images_per_sec > 0
+    total = lines.index('-' * 64)
+    assert lines[total + 1].startswith('total images/sec: ')
+    assert lines[-1] == 'Stopped by the non-finite loss (nan) at step 3 after 2 timed steps'
+
+
+def test_a_nan_before_any_timed_step_times_nothing():
+    # In the warm-up: as a signal there (no timed part, no total block).
+    result, lines, hooks = _stopping_run([7.0, math.inf, 6.0], warmup=2)
+    assert result.stopped_in_warmup and result.stopped_early and result.nothing_timed
+    assert result.warmup_losses == [7.0] and result.num_steps == 0
+    assert result.stopped_by_error == 'the non-finite loss (inf) at warm-up step 2'
+    assert str(result.error).startswith('the loss became inf at warm-up step 2; ')
+    assert hooks.phases == [] and 'Done warm up' not in lines
+    assert lines[-1] == ('Stopped by the non-finite loss (inf) at warm-up step 2: nothing was '
+                         'timed')
+    # At the first timed step: the timed part began, but no step finished: no total block.
+    result, lines, hooks = _stopping_run([7.0, math.nan, 6.0], warmup=1)
+    assert 'the run is invalid and no images/sec are reported. ' in str(result.error)
+    assert result.nothing_timed and not result.stopped_in_warmup and hooks.steps == []
+    assert hooks.phases == ['after_timed']
+    assert not any(line.startswith('total images/sec') for line in lines)
+    assert lines[-1] == 'Stopped by the non-finite loss (nan) at step 1: nothing was timed'

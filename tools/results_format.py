@@ -147,7 +147,8 @@ def _stop_lines(row: dict) -> list[str]:
     recorded before they were kept (its `clean:` line still says where it stopped)."""
     figures = json.loads(row['figures_json'] or '{}')
     signal, partial = figures.get('stopped_by_signal'), figures.get('partial')
-    # A failed output (a periodic checkpoint save) that stopped a training run.
+    # A failed output (a periodic checkpoint save) or a non-finite loss that stopped a
+    # training run.
     signal = signal or figures.get('stopped_by_error')
     if not signal and not partial:
         return []
