@@ -339,7 +339,7 @@ SPECS: tuple[ParamSpec, ...] = (
        '(it sets NVIDIA_TF32_OVERRIDE=0, which the dry run\'s speed model follows too).'),
     _i('num_intra_threads', None, 'Threads per op (0: TensorFlow decides; at most 1024, on '
        'any host; more than the CPUs the run may use: one warning). Default: the physical '
-       'cores the run may use.', lower=0),
+       'cores the run may use; 1 on a GPU run, as the original.', lower=0),
     _i('num_inter_threads', None, 'Ops run in parallel (0: TensorFlow decides; at most 1024). '
        'Default: measured best for the host (2, 1 on one core, +1 with real data).', lower=0),
     _i('kmp_blocktime', None, 'KMP_BLOCKTIME for oneDNN/OpenMP threads (ms).', lower=0),

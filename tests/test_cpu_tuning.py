@@ -45,6 +45,27 @@ def test_default_threads_rule_and_flags():
         3, 0)
 
 
+def test_a_gpu_run_has_one_intra_op_thread_unless_the_flag_is_given():
+    # The original's rule: --num_intra_threads unset on a GPU is 1 thread per op. Inter-op
+    # and the CPU's rule stay as they are.
+    cores = cpu_tuning.physical_cores()
+    cpu_intra, inter = cpu_tuning.default_thread_counts(cores)
+    assert cpu_tuning.thread_counts(make_params(device='gpu')) == (1, inter)
+    assert cpu_tuning.thread_counts(make_params(device='gpu', data_dir='/data')) == (
+        1, inter + 1)
+    assert cpu_tuning.thread_counts(make_params(device='gpu', num_intra_threads=0)) == (0, inter)
+    assert cpu_tuning.thread_counts(make_params(device='gpu', num_intra_threads=4)) == (4, inter)
+    assert cpu_tuning.thread_counts(make_params(device='cpu')) == (cpu_intra, inter)
+    # The session's pools and the header's line are the plan's one value.
+    config = benchmark_cnn.make_session_config(make_params(device='gpu'), 1)
+    assert (config.intra_op_parallelism_threads, config.inter_op_parallelism_threads) == (
+        1, inter)
+    assert cpu_tuning.describe((1, inter), make_params(device='gpu')).startswith(
+        "intra-op 1 (a GPU run's default, as the original's), inter-op %d (" % inter)
+    assert cpu_tuning.describe((1, inter), make_params(device='gpu', num_intra_threads=1)
+                               ).startswith('intra-op 1, inter-op')
+
+
 def test_session_config_gets_the_thread_counts():
     config = benchmark_cnn.make_session_config(
         make_params(device='cpu', num_intra_threads=1, num_inter_threads=2), 1)
