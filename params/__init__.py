@@ -17,8 +17,7 @@ optimizers' ranges (optimizer_ranges.py), the rules that depend on the run's dev
 (device_rules.py: the default device, NCCL, logical CPU devices), UTF-8 text (text_values.py),
 the original's 0 for "unset" (zero_values.py), a numeric flag's range as its error says it
 (bounds.py), gate tolerance (gate_tolerance.py), the flag an unknown name meant (flag_names.py),
-the step-time model's flags (plan_rules.py), absl's own flags the original took
-(absl_flags.py), errors.py.
+the step-time model's flags (plan_rules.py), absl's own flags (absl_flags.py), errors.py.
 `--all_reduce_spec`'s language: variable_managers/allreduce_spec.py (pure Python, this layer).
 """
 
