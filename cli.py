@@ -31,7 +31,7 @@ runtime_env.apply()  # oneDNN kernels, BFC allocator: before TensorFlow loads
 from absl import flags
 
 from . import cnn_util, console, flag_parsing, params
-from .params import flagfile_lines
+from .params import absl_flags, flagfile_lines
 from .preflight import usage
 from .runtime import dir_hold
 
@@ -65,9 +65,13 @@ def parse_args(argv: list[str]) -> tuple[params.Params, flagfile_lines.FlagOrigi
     wanted, argv = flag_parsing.help_request(argv)  # --help=false, --nohelp: no help
     if wanted == 'version':
         raise SystemExit(console.print_version())
-    if wanted == 'help':
+    if wanted in ('help', 'helpfull'):
         print(USAGE)
         print(FLAGS.module_help(params))
+        print('\n' + absl_flags.HELP_TEXT)
+        if wanted == 'helpfull':  # absl's own flags' help, as absl's --helpfull lists them
+            for module in absl_flags.help_modules():
+                print(FLAGS.module_help(module))
         raise SystemExit(0)
     if wanted == 'xml':  # --helpxml, as absl's: every flag as XML, with this usage text
         out = io.StringIO()
@@ -90,10 +94,16 @@ def main(argv: list[str], hooks=()) -> int:
         p, origins = parse_args(argv)
     except params.ParamsError as e:  # a parse error names its flagfile line itself
         return _fail(str(e), 2)
+    for line in absl_flags.no_effect_lines(FLAGS):  # --alsologtostderr, --v=1, ...
+        cnn_util.warn(line)
     try:
         # Before TensorFlow loads, so usage errors stay fast: the environment the flags ask
         # for, the cluster's fields, every flag rule, output paths, the model.
         checked = usage.prepare(p, given_flags())
+        if absl_flags.only_check_args(FLAGS):  # absl's: the checks, then exit; nothing run
+            cnn_util.log_fn('--only_check_args: the flags pass the checks made before '
+                            'TensorFlow loads; nothing was run')
+            return 0
         if p.list_models:
             print(model_catalog.format_model_table(model_catalog.rows()))
             print('%s; %s' % (model_catalog.count_text(), model_catalog.TABLE_LEGEND))

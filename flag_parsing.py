@@ -12,7 +12,7 @@ from absl import flags
 
 from . import cnn_util, params
 from .hardware import user_dirs
-from .params import configs, flagfile_lines
+from .params import absl_flags, configs, flagfile_lines
 from .params.flag_names import OTHER_NAMES, suggest_flag  # noqa: F401 (re-exported)
 
 # absl reports a bad boolean with its exception's argument tuple:
@@ -68,8 +68,9 @@ def describe_value_error(error: ValueError) -> str:
 
 
 #: absl's help flags (absl.app defines them for a program it runs, as the original's was), each
-#: a boolean: what it asks for when true ('help': the flags' help, 'xml': --helpxml's XML).
-HELP_FLAGS = {'help': 'help', 'helpshort': 'help', 'helpfull': 'help', 'helpxml': 'xml'}
+#: a boolean: what it asks for when true ('help': the flags' help, 'helpfull': that and absl's
+#: own flags' help, 'xml': --helpxml's XML).
+HELP_FLAGS = {'help': 'help', 'helpshort': 'help', 'helpfull': 'helpfull', 'helpxml': 'xml'}
 _TRUE, _FALSE = ('true', 't', '1'), ('false', 'f', '0')
 
 
@@ -77,14 +78,15 @@ def help_request(argv: list[str]) -> tuple[str | None, list[str]]:
     """What `argv` (argv[0] is the program) asks of the command instead of a run, and argv
     without absl's help flags.
 
-    `--help`, `-h`, `-?`, `--helpshort`, `--helpfull` (also `=true`) ask for 'help',
-    `--helpxml` for 'xml'; set false (`--help=false`, `--nohelp`) they ask for nothing and are
-    dropped, as absl drops them. `--version` asks for 'version' unless help is asked for too
-    (help wins, as in every command), also as `--version=true`; `--version=false` and
+    `--help`, `-h`, `-?`, `--helpshort` (also `=true`) ask for 'help', `--helpfull` for
+    'helpfull', `--helpxml` for 'xml' (the first one given wins); set false (`--help=false`,
+    `--nohelp`) they ask for nothing and are dropped, as absl drops them. `--version` asks
+    for 'version' unless help is asked for too (help wins, as in every command), also as
+    `--version=true`; `--version=false` and
     `--noversion` ask for nothing and are dropped. Arguments after `--` are left alone.
 
     Returns:
-      ('help', 'xml', 'version' or None, the other arguments).
+      ('help', 'helpfull', 'xml', 'version' or None, the other arguments).
 
     Raises:
       params.ParamsError: a help flag with a value that is not a boolean (`--help=maybe`).
@@ -151,6 +153,7 @@ def parse_flags_located(argv: list[str], flag_values: flags.FlagValues | None = 
         flag_values = flags.FlagValues()
     if 'model' not in flag_values:
         params.define_flags(flag_values)
+    absl_flags.register(flag_values)  # --alsologtostderr, --only_check_args, ... as absl's
     rest, expanded = _parse(flag_values, argv, quiet)
     if len(rest) > 1:
         raise params.ParamsError(

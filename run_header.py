@@ -105,7 +105,7 @@ def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -
         *(['RewriterConfig: %s' % p.rewriter_config] if p.rewriter_config else []),
         *precision,
         'XLA:         %s' % plan.xla,
-        'Threads:     %s' % cpu_tuning.describe(plan.threads),
+        'Threads:     %s' % cpu_tuning.describe(plan.threads, p),
         # Every mode's, as the original's (forward-only and eval runs apply no updates: the
         # flag's value alone, without the weight decay's phrase).
         'Optimizer:   %s%s' % (p.optimizer, decay_phrase(plan) if plan.training else ''),
@@ -184,7 +184,7 @@ def ps_header_lines(plan, model=None) -> list[str]:
         'Serves:      %s' % first, *('             %s' % line for line in rest),
         'Devices:     %s' % describe_devices(
             ['/job:ps/replica:0/task:%d/device:CPU:0' % p.task_index]),
-        'Threads:     %s' % cpu_tuning.describe(plan.threads),
+        'Threads:     %s' % cpu_tuning.describe(plan.threads, p),
         'Variables:   %s' % p.variable_update,
         'Sync:        %s' % bool(p.cross_replica_sync),
         *(['Cluster:     %s' % plan.cluster_source] if plan.cluster_source else []),
@@ -210,7 +210,7 @@ def served_worker_header_lines(plan) -> list[str]:
         'TensorFlow:  %s' % '.'.join(tf.__version__.split('.')[:2]),
         'Serves:      %s' % first, *('             %s' % line for line in rest),
         'Devices:     %s' % describe_devices(plan.devices), *device_notes(plan),
-        'Threads:     %s' % cpu_tuning.describe(plan.threads),
+        'Threads:     %s' % cpu_tuning.describe(plan.threads, p),
         'Variables:   %s' % p.variable_update,
         *(['Cluster:     %s' % plan.cluster_source] if plan.cluster_source else []),
         '==========',

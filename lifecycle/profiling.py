@@ -13,7 +13,7 @@
   steps (--num_warmup_batches=0) it is timed step 1, and that step's time includes the
   tracing. With fewer than two warm-up steps the traced step is the run's first, which also
   does the one-time set-up (kernels chosen, buffers allocated), so its slowest ops may be the
-  set-up's: the `Traced step` and tfprof lines say so (`set_up_note`). The files are written
+  set-up's: the `Traced step` line says so, once (`set_up_note`). The files are written
   after the timed loop (phase `after_loop`).
 --tfprof_file: a tfprof profile of the same step (tf.compat.v1.profiler.Profiler), in the
   form its name asks for: `.txt` a text report (tfprof's op view: every op type with its time
@@ -339,12 +339,13 @@ def traced_call(num_warmup: int) -> int:
 
 def set_up_note(num_warmup: int) -> str:
     """'' with two warm-up steps or more; else what the traced step (the run's first) holds
-    besides a step, after a '; ' for the end of a profile's line: '; the traced step is the
-    run's first, one-time set-up included (1 warm-up step): its slowest ops may be the
-    set-up's; give --num_warmup_batches=2 or more to profile a settled step'."""
+    besides a step, after a '; ' for the end of the `Traced step:` line, the one line that
+    says it (the tfprof line after it names the slowest ops without it): '; it is the run's
+    first, one-time set-up included (1 warm-up step): its slowest ops may be the set-up's;
+    give --num_warmup_batches=2 or more to profile a settled step'."""
     if num_warmup >= 2:
         return ''
-    return ("; the traced step is the run's first, one-time set-up included (%s): its slowest "
+    return ("; it is the run's first, one-time set-up included (%s): its slowest "
             "ops may be the set-up's; give --num_warmup_batches=2 or more to profile a settled "
             "step" % ('1 warm-up step' if num_warmup == 1 else 'no warm-up step'))
 
@@ -416,7 +417,7 @@ class ProfilingHook(run_hooks.RunHook):
         if p.tfprof_file:
             writers.append(('the tfprof profile', '--tfprof_file', 'tfprof_file',
                             lambda: write_tfprof(self._ctx.info.graph, metadata,
-                                                 p.tfprof_file, note=note)))
+                                                 p.tfprof_file)))
         failed = []
         for output, flag, key, write in writers:  # each written whatever the others do
             try:

@@ -17,7 +17,7 @@ optimizers' ranges (optimizer_ranges.py), the rules that depend on the run's dev
 (device_rules.py: the default device, NCCL, logical CPU devices), UTF-8 text (text_values.py),
 the original's 0 for "unset" (zero_values.py), a numeric flag's range as its error says it
 (bounds.py), gate tolerance (gate_tolerance.py), the flag an unknown name meant (flag_names.py),
-the step-time model's flags (plan_rules.py), errors.py.
+the step-time model's flags (plan_rules.py), absl's own flags (absl_flags.py), errors.py.
 `--all_reduce_spec`'s language: variable_managers/allreduce_spec.py (pure Python, this layer).
 """
 
@@ -339,7 +339,7 @@ SPECS: tuple[ParamSpec, ...] = (
        '(it sets NVIDIA_TF32_OVERRIDE=0, which the dry run\'s speed model follows too).'),
     _i('num_intra_threads', None, 'Threads per op (0: TensorFlow decides; at most 1024, on '
        'any host; more than the CPUs the run may use: one warning). Default: the physical '
-       'cores the run may use.', lower=0),
+       'cores the run may use; 1 on a GPU run, as the original.', lower=0),
     _i('num_inter_threads', None, 'Ops run in parallel (0: TensorFlow decides; at most 1024). '
        'Default: measured best for the host (2, 1 on one core, +1 with real data).', lower=0),
     _i('kmp_blocktime', None, 'KMP_BLOCKTIME for oneDNN/OpenMP threads (ms).', lower=0),

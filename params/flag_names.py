@@ -32,7 +32,9 @@ def suggest_flag(name: str, known: list[str]) -> str | None:
     In order: another tool's name for one of ours (OTHER_NAMES; `--learning_rate` ->
     init_learning_rate, where absl's edit distance picks learning_rate_decay_factor); the only
     flag `name` begins; of several, the shortest whose first words are `name` (`--batch` ->
-    batch_size before batch_group_size), else the shortest it begins.
+    batch_size before batch_group_size), else the shortest it begins; else, for a name of
+    several words, the shortest flag those words abbreviate (`abbreviates`: `--fuse_decay` ->
+    fused_weight_decay, where absl's edit distance over prefixes picks fuse_decode_and_crop).
 
     Args:
       name: the unknown flag's name, without dashes (a leading 'no' of a boolean kept).
@@ -43,7 +45,25 @@ def suggest_flag(name: str, known: list[str]) -> str | None:
         return OTHER_NAMES[key]
     started = sorted((k for k in known if k.startswith(key)), key=lambda k: (len(k), k))
     words = [k for k in started if k.startswith(key + '_')]
-    return (words or started or [None])[0]
+    short = sorted((k for k in known if abbreviates(key, k)), key=lambda k: (len(k), k))
+    return (words or started or short or [None])[0]
+
+
+def abbreviates(name: str, flag: str) -> bool:
+    """Whether `name`, of two words or more (split at '_'), abbreviates `flag` word by word:
+    its first word begins the flag's first, and each next word begins a later word of the
+    flag, in order (words of the flag may be left out): 'fuse_decay' abbreviates
+    'fused_weight_decay' (fuse- fused, decay- decay), not 'fuse_decode_and_crop';
+    'eval_every_n_steps' abbreviates 'eval_during_training_every_n_steps'.
+
+    Args:
+      name: the unknown name, lower case, without dashes; flag: a defined flag's name.
+    """
+    parts, words = name.split('_'), flag.split('_')
+    if len(parts) < 2 or not all(parts) or not words[0].startswith(parts[0]):
+        return False
+    rest = iter(words[1:])
+    return all(any(word.startswith(part) for word in rest) for part in parts[1:])
 
 
 def meant_flags(name: str, known: list[str]) -> list[str]:

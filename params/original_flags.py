@@ -70,8 +70,8 @@ _ROWS = (
      '(TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT).', None),
     ('integer', 'autotune_threshold', None, 'Autotuning threshold of the cuDNN kernels '
      '(TF_AUTOTUNE_THRESHOLD).', 1),
-    ('boolean', 'sync_on_finish', False, 'Wait for each device\'s work at the end of every '
-     'session.run (TF_SYNC_ON_FINISH).', None),
+    ('boolean', 'sync_on_finish', False, 'Wait for each GPU\'s work at the end of every '
+     'session.run (TF_SYNC_ON_FINISH=1; a GPU run sets 0 by default, as the original).', None),
     ('boolean', 'enable_optimizations', True, 'Grappler and graph optimizations; false turns them '
      'off (opt level L0, no meta optimizer).', None),
     ('string', 'rewriter_config', None, 'Grappler settings as a RewriterConfig protobuf in text '
@@ -193,7 +193,7 @@ GPU_ONLY_FLAGS = (
     'gpu_thread_mode', 'per_gpu_thread_count', 'allow_growth', 'gpu_memory_frac_for_testing',
     'use_unified_memory', 'force_gpu_compatible', 'timestamped_allocator', 'gpu_kt_max_interval',
     'gpu_kt_max_bytes', 'gpu_kt_max_pending', 'gpu_indices', 'winograd_nonfused',
-    'batchnorm_persistent', 'autotune_threshold', 'tf32')
+    'batchnorm_persistent', 'autotune_threshold', 'sync_on_finish', 'tf32')
 
 # The flags that make a training run evaluate as it goes, each one the whole schedule of the
 # evaluations (params.EVAL_DURING_TRAINING_FLAGS; as in the original, `problem` refuses two).

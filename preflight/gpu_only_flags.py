@@ -11,6 +11,11 @@ from ..params import original_flags
 #: found the thread advice under --tf32=false, a precision switch).
 GPU_THREAD_FLAGS = ('gpu_thread_mode', 'per_gpu_thread_count')
 THREAD_ADVICE = '; use --num_intra_threads/--num_inter_threads for the CPU'
+#: Why a GPU-only flag does nothing on the CPU, where the general reason is not the whole one:
+#: TF_SYNC_ON_FINISH makes each step end with Device::Sync, which a CPU device answers at once
+#: (TensorFlow's ThreadPoolDevice::Sync, common_runtime/threadpool_device.h).
+CPU_REASONS = {'sync_on_finish': "it waits for the GPUs' queued work at each step's end; a CPU "
+                                 "step's work is done when its ops return"}
 
 def gpu_only_on_cpu(p, where: str = 'with --device=cpu') -> list[str]:
     """One message per GPU-only flag (original_flags.GPU_ONLY_FLAGS) set to another value than
@@ -22,8 +27,9 @@ def gpu_only_on_cpu(p, where: str = 'with --device=cpu') -> list[str]:
         when the user asked for it, 'on the CPU, where this run is because no GPU is
         visible' when it was resolved so.
     """
-    return ['%s has no effect %s (it sets GPU options)%s' % (
-        as_set(p, name), where, THREAD_ADVICE if name in GPU_THREAD_FLAGS else '')
+    return ['%s has no effect %s (%s)%s' % (
+        as_set(p, name), where, CPU_REASONS.get(name, 'it sets GPU options'),
+        THREAD_ADVICE if name in GPU_THREAD_FLAGS else '')
         for name in gpu_only_set(p)]
 
 

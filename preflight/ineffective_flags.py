@@ -476,11 +476,15 @@ def openmp_flags(p, loaded: bool | None) -> list[str]:
     """
     if loaded is not False:
         return []
-    variables = {'kmp_blocktime': 'KMP_BLOCKTIME', 'kmp_affinity': 'KMP_AFFINITY',
-                 'kmp_settings': 'KMP_SETTINGS'}
+    threads = '; use --num_intra_threads and --num_inter_threads for the CPU threads'
+    # --kmp_settings asks the runtime to print its settings, not for threads (the original's
+    # --kmp_settings=1, its default, set KMP_SETTINGS with --mkl only).
+    what = {'kmp_blocktime': ('KMP_BLOCKTIME', threads), 'kmp_affinity': ('KMP_AFFINITY', threads),
+            'kmp_settings': ('KMP_SETTINGS', ' and no OpenMP settings are printed (the '
+                             'original\'s default 1 set it with --mkl only); the header\'s '
+                             'Threads: line shows the run\'s thread pools')}
     return ['--%s has no effect: no OpenMP runtime is loaded (this TensorFlow runs oneDNN on its '
-            'own thread pool), so nothing reads %s; use --num_intra_threads and '
-            '--num_inter_threads for the CPU threads' % (name, variables[name])
+            'own thread pool), so nothing reads %s%s' % ((name,) + what[name])
             for name in OPENMP_FLAGS if params_lib.is_set(p, name)]
 
 

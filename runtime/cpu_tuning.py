@@ -2,7 +2,8 @@
 
 This module owns
   * the default thread-pool sizes (`default_thread_counts`), a rule measured on the development
-    hosts (see `default_thread_counts` for the table);
+    hosts (see `default_thread_counts` for the table), and a GPU run's one intra-op thread,
+    the original's (`thread_counts`);
   * the environment variables of --kmp_blocktime, --kmp_affinity, --kmp_settings (and
     OMP_NUM_THREADS) and of --xla's CPU auto-clustering, which must be set before TensorFlow
     starts: the entry script calls `configure_environment` right after parsing the flags and
@@ -97,12 +98,30 @@ def default_thread_counts(num_cores: int | None = None, *,
     return cores, min(2, cores) + (1 if real_data else 0)
 
 
+#: A GPU run's intra-op threads when --num_intra_threads is not given: the original's rule
+#: (its help: unset "is the same as 0 except that it disables intra-op parallelism on a GPU"):
+#: the GPUs do the step's work, and the CPU's ops (input, staging, copies) run side by side on
+#: the inter-op threads.
+GPU_INTRA_THREADS = 1
+
+
 def thread_counts(p) -> tuple[int, int]:
     """(intra-op, inter-op) threads of the run: the flags where given, else the defaults.
 
+    The default intra-op count is `default_thread_counts`' on the CPU and GPU_INTRA_THREADS
+    on a GPU run (gpu_settings.gpu_run_likely: --device=gpu, or no --device and a GPU device
+    node, which is exact for resolved Params); the inter-op default is the same on both.
     0 means "TensorFlow decides" (its default: one thread per logical CPU in each pool).
+
+    Args:
+      p: Params (resolved, params.resolve_params, or as given before TensorFlow loads).
+
+    Returns:
+      (intra-op, inter-op) thread-pool sizes.
     """
     intra, inter = default_thread_counts(real_data=bool(getattr(p, 'data_dir', None)))
+    if gpu_settings.gpu_run_likely(p):
+        intra = GPU_INTRA_THREADS
     return (intra if p.num_intra_threads is None else p.num_intra_threads,
             inter if p.num_inter_threads is None else p.num_inter_threads)
 
@@ -226,14 +245,19 @@ def openmp_runtime_loaded(maps_path: str = '/proc/self/maps') -> bool | None:
         return None
 
 
-def describe(threads: tuple[int, int]) -> str:
+def describe(threads: tuple[int, int], p=None) -> str:
     """The header's thread text for `threads` (the run plan's (intra-op, inter-op) counts),
     e.g. 'intra-op 2, inter-op 2 (2 physical cores)'; under a container's CPU quota
-    'intra-op 1, inter-op 1 (2 physical cores; CPU quota 0.5 CPU (cgroup v2 ...))'."""
+    'intra-op 1, inter-op 1 (2 physical cores; CPU quota 0.5 CPU (cgroup v2 ...))'; a GPU
+    run's default intra-op count (`thread_counts`, given the run's Params `p`) is named so:
+    'intra-op 1 (a GPU run's default, as the original's), inter-op 2 (...)'."""
     intra, inter = threads
     quota = cpu_quota.host_quota()
-    text = 'intra-op %s, inter-op %s (%s%s)' % (
-        intra or 'auto', inter or 'auto', cnn_util.counted(physical_cores(), 'physical core'),
+    gpu_default = (p is not None and p.num_intra_threads is None
+                   and gpu_settings.gpu_run_likely(p) and intra == GPU_INTRA_THREADS)
+    text = 'intra-op %s%s, inter-op %s (%s%s)' % (
+        intra or 'auto', " (a GPU run's default, as the original's)" if gpu_default else '',
+        inter or 'auto', cnn_util.counted(physical_cores(), 'physical core'),
         '' if quota is None else '; ' + quota.words())
     kmp = {k: os.environ[k] for k in _MANAGED_VARIABLES if k in os.environ}
     if kmp:

@@ -5,8 +5,11 @@
   TF_GPU_THREAD_MODE / TF_GPU_THREAD_COUNT (--gpu_thread_mode, --per_gpu_thread_count),
   TF_ENABLE_WINOGRAD_NONFUSED (--winograd_nonfused), TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT
   (--batchnorm_persistent), TF_AUTOTUNE_THRESHOLD (--autotune_threshold), TF_SYNC_ON_FINISH
-  (--sync_on_finish). TensorFlow 2.21's libraries still read every one of them; the cuDNN and
-  GPU-thread ones act on GPUs only.
+  (--sync_on_finish). TensorFlow 2.21's libraries still read every one of them, and every one
+  acts on GPUs only: TF_SYNC_ON_FINISH makes each step's executor call Device::Sync at its
+  end (tensorflow/core/common_runtime/direct_session.cc and distributed_runtime/graph_mgr.cc
+  read it, default 1 when unset), and a CPU device's Sync returns at once
+  (ThreadPoolDevice::Sync in common_runtime/threadpool_device.h).
 * `configure_session(config, p)`: GPUOptions (--allow_growth, default on here;
   --gpu_memory_frac_for_testing, --use_unified_memory, --force_gpu_compatible,
   --timestamped_allocator, --gpu_kt_max_*, --gpu_indices as the collective ring order) and the
@@ -42,10 +45,12 @@ def environment_updates(p, environ=None) -> dict[str, str]:
     """The environment variables the GPU flags of `p` ask for, as {name: value}.
 
     A flag given on the command line (a value other than its default) sets its variable; the
-    defaults (the original's: gpu_private threads, Winograd and persistent batch norm on) are
-    applied only to a run that will use GPUs (`gpu_run_likely`), and never over a value the user
-    already exported. TF_GPU_THREAD_COUNT is --per_gpu_thread_count (0: 2, one thread for
-    compute and one for copies), times --num_gpus with gpu_shared.
+    defaults (the original's: gpu_private threads, Winograd and persistent batch norm on,
+    TF_SYNC_ON_FINISH=0: a step ends without waiting for the GPUs' queued work, where
+    TensorFlow unset waits) are applied only to a run that will use GPUs (`gpu_run_likely`),
+    and never over a value the user already exported. TF_GPU_THREAD_COUNT is
+    --per_gpu_thread_count (0: 2, one thread for compute and one for copies), times --num_gpus
+    with gpu_shared.
 
     Args:
       p: Params.
@@ -70,7 +75,7 @@ def environment_updates(p, environ=None) -> dict[str, str]:
     for name, (flag, value) in wanted.items():
         if getattr(p, flag) != params_lib.SPEC_BY_NAME[flag].default:
             updates[name] = value  # given: wins over the environment
-        elif gpu_run and name not in environ and name != 'TF_SYNC_ON_FINISH':
+        elif gpu_run and name not in environ:
             updates[name] = value  # the original's default, on a GPU run
     if 'TF_GPU_THREAD_MODE' not in updates and 'TF_GPU_THREAD_MODE' in environ and (
             'per_gpu_thread_count' not in _given_flags(p)):

@@ -264,6 +264,10 @@ def test_an_eval_with_num_eval_batches_warns_that_num_batches_has_no_effect(imag
     ('result_file', 'benchmark_log_dir'),  # absl: plot_file, resnet_base_lr, results_db
     ('results_file', 'benchmark_log_dir'),  # the results JSON's key; absl: results_db
     ('result_dir', 'benchmark_log_dir'),
+    # Words that abbreviate a flag's words: absl's prefix distance gave fuse_decode_and_crop.
+    ('fuse_decay', 'fused_weight_decay'),
+    ('eval_every_n_steps', 'eval_during_training_every_n_steps'),
+    ('batch_szie', None),  # a typo, not an abbreviation: absl's suggestion (batch_size)
     ('bogus', None),
 ])
 def test_an_unknown_flag_suggests_the_flag_it_most_likely_meant(name, meant):

@@ -45,6 +45,27 @@ def test_default_threads_rule_and_flags():
         3, 0)
 
 
+def test_a_gpu_run_has_one_intra_op_thread_unless_the_flag_is_given():
+    # The original's rule: --num_intra_threads unset on a GPU is 1 thread per op. Inter-op
+    # and the CPU's rule stay as they are.
+    cores = cpu_tuning.physical_cores()
+    cpu_intra, inter = cpu_tuning.default_thread_counts(cores)
+    assert cpu_tuning.thread_counts(make_params(device='gpu')) == (1, inter)
+    assert cpu_tuning.thread_counts(make_params(device='gpu', data_dir='/data')) == (
+        1, inter + 1)
+    assert cpu_tuning.thread_counts(make_params(device='gpu', num_intra_threads=0)) == (0, inter)
+    assert cpu_tuning.thread_counts(make_params(device='gpu', num_intra_threads=4)) == (4, inter)
+    assert cpu_tuning.thread_counts(make_params(device='cpu')) == (cpu_intra, inter)
+    # The session's pools and the header's line are the plan's one value.
+    config = benchmark_cnn.make_session_config(make_params(device='gpu'), 1)
+    assert (config.intra_op_parallelism_threads, config.inter_op_parallelism_threads) == (
+        1, inter)
+    assert cpu_tuning.describe((1, inter), make_params(device='gpu')).startswith(
+        "intra-op 1 (a GPU run's default, as the original's), inter-op %d (" % inter)
+    assert cpu_tuning.describe((1, inter), make_params(device='gpu', num_intra_threads=1)
+                               ).startswith('intra-op 1, inter-op')
+
+
 def test_session_config_gets_the_thread_counts():
     config = benchmark_cnn.make_session_config(
         make_params(device='cpu', num_intra_threads=1, num_inter_threads=2), 1)
@@ -160,8 +181,13 @@ def test_kmp_flags_warn_once_each_where_no_openmp_runtime_is_loaded(monkeypatch,
         'warning: --%s has no effect: no OpenMP runtime is loaded (this TensorFlow runs oneDNN on '
         'its own thread pool), so nothing reads %s; use --num_intra_threads and '
         '--num_inter_threads for the CPU threads' % pair
-        for pair in (('kmp_blocktime', 'KMP_BLOCKTIME'), ('kmp_affinity', 'KMP_AFFINITY'),
-                     ('kmp_settings', 'KMP_SETTINGS'))]
+        for pair in (('kmp_blocktime', 'KMP_BLOCKTIME'), ('kmp_affinity', 'KMP_AFFINITY'))] + [
+        # It asks for the settings printed, which do not print: no thread advice (the
+        # original's default 1 set nothing without --mkl).
+        'warning: --kmp_settings has no effect: no OpenMP runtime is loaded (this TensorFlow '
+        'runs oneDNN on its own thread pool), so nothing reads KMP_SETTINGS and no OpenMP '
+        "settings are printed (the original's default 1 set it with --mkl only); the header's "
+        "Threads: line shows the run's thread pools"]
     # With a runtime loaded (an Intel build), or where /proc cannot tell, they act: no line.
     for loaded[0] in (True, None):
         benchmark_cnn.BenchmarkCNN(p, gpus=0)

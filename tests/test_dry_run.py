@@ -405,6 +405,21 @@ def test_a_planned_gpu_model_gives_the_precision_line_its_compute_capability():
     assert 'no bfloat16 tensor cores: float32 math, convolutions cast to float32 and back' in bf16
 
 
+def test_a_gpu_plan_holds_one_intra_op_thread_and_the_header_prints_it():
+    # The original's rule for --num_intra_threads unset on a GPU; the session reads the plan,
+    # and the inter-op pool keeps this project's default.
+    from tf_cnn_benchmarks.runtime import cpu_tuning
+    bench = gpu_bench(gpu_model='V100')
+    inter = cpu_tuning.default_thread_counts()[1]
+    assert bench.plan.threads == (1, inter)
+    config = bench.session_config
+    assert (config.intra_op_parallelism_threads, config.inter_op_parallelism_threads) == (
+        1, inter)
+    [line] = [x for x in bench.info_lines() if x.startswith('Threads:')]
+    assert line.startswith("Threads:     intra-op 1 (a GPU run's default, as the original's), "
+                           'inter-op %d (' % inter)
+
+
 def test_gpu_model_without_dry_run_warns_and_gpu_flags_warn_on_a_cpu_only_host(monkeypatch):
     from tf_cnn_benchmarks.preflight import ineffective_flags, usage
     given = make_params(model='trivial', gpu_model='V100', winograd_nonfused=False)

@@ -49,7 +49,7 @@ def test_every_unread_gpu_flag_says_it_does_not_change_the_plan(flags):
                   gpu_memory_frac_for_testing=0.5, use_unified_memory=True,
                   force_gpu_compatible=True, timestamped_allocator=True, gpu_kt_max_interval=2,
                   gpu_kt_max_bytes=2, gpu_kt_max_pending=2, gpu_indices='0',
-                  batchnorm_persistent=False, autotune_threshold=2)
+                  batchnorm_persistent=False, autotune_threshold=2, sync_on_finish=True)
     assert set(unread) | {'winograd_nonfused', 'tf32'} == set(original_flags.GPU_ONLY_FLAGS)
     mode = '--plan_scaling' if 'plan_scaling' in flags else '--dry_run'
     lines = warned(winograd_nonfused=False, **unread, **flags)

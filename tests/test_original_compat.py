@@ -20,7 +20,7 @@ import helpers
     (['--help=false', '--model=x'], None, ['--model=x']),
     (['--nohelp', '--nohelpxml'], None, []),
     (['--helpxml'], 'xml', []),
-    (['--helpfull=1'], 'help', []),
+    (['--helpfull=1'], 'helpfull', []),
     (['-?'], 'help', []),
     (['--model=x', '--', '--help'], None, ['--model=x', '--', '--help']),
     (['--help=false', '--version'], 'version', ['--version']),
@@ -43,6 +43,52 @@ def test_helpxml_prints_every_flag_and_help_false_runs_on():
     assert done.returncode == 0 and done.stdout.startswith('<?xml')
     assert '<name>num_batches</name>' in done.stdout and '<usage>usage: tf_cnn' in done.stdout
     assert helpers.run_command('--help=false', '--nohelp', '--list_models').returncode == 0
+
+
+@pytest.mark.cli
+def test_absls_own_flags_parse_and_only_check_args_stops_after_the_checks():
+    # The original took them (absl.app ran it): 'Unknown command line flag 'alsologtostderr'',
+    # exit 2, broke old job scripts.
+    done = helpers.run_command('--alsologtostderr', '--v=0', '--only_check_args')
+    assert done.returncode == 0
+    assert 'Loading TensorFlow' not in done.stdout and '--only_check_args' in done.stdout
+    assert done.stderr.splitlines() == [
+        "warning: --alsologtostderr has no effect here: the command prints its lines itself, "
+        "not through absl's logging (its warnings and errors go to stderr, the rest to stdout)",
+        "warning: --v/--verbosity has no effect here: the command prints its lines itself, not "
+        "through absl's logging; TensorFlow's own C++ log follows TF_CPP_MIN_LOG_LEVEL and "
+        "TF_CPP_MAX_VLOG_LEVEL"]
+    # A usage error still exits 2; absl's own check of a value is one too.
+    assert helpers.run_command('--only_check_args', '--batch_size=-1').returncode == 2
+    bad = helpers.run_command('--stderrthreshold=loud', '--only_check_args')
+    assert bad.returncode == 2 and bad.stderr.startswith('error: --stderrthreshold must be')
+    # At absl's default they ask for nothing: no line.
+    quiet = helpers.run_command('--nologtostderr', '--showprefixforinfo', '--undefok=foo',
+                                '--foo=1', '--only_check_args')
+    assert quiet.returncode == 0 and quiet.stderr == ''
+
+
+def test_absls_own_flags_on_another_flag_values_leave_absls_global_flags_alone():
+    from absl import flags
+
+    from tf_cnn_benchmarks.params import absl_flags
+    fv = flags.FlagValues()
+    flag_parsing.parse_flags(['prog', '--log_dir=/tmp/x', '--pdb', '--verbosity=1'], fv)
+    assert [line.split(' has')[0] for line in absl_flags.no_effect_lines(fv)] == [
+        '--log_dir', '--v/--verbosity', '--pdb_post_mortem/--pdb']
+    assert fv['v'].value == 1 and fv['pdb_post_mortem'].value is True
+    assert flags.FLAGS['verbosity'].value == -1 and not flags.FLAGS['pdb_post_mortem'].value
+
+
+def test_help_ends_with_absls_flags_in_one_paragraph_and_helpfull_adds_their_help():
+    short = helpers.run_command('--help')
+    full = helpers.run_command('--helpfull')
+    assert short.returncode == full.returncode == 0
+    assert short.stdout.rstrip().endswith('--helpfull adds their help.')
+    assert '--[no]alsologtostderr' not in short.stdout
+    assert full.stdout.startswith(short.stdout.rstrip())
+    assert '--[no]alsologtostderr' in full.stdout and '--[no]only_check_args' in full.stdout
+    assert len(full.stdout.splitlines()) - len(short.stdout.splitlines()) < 80
 
 
 @pytest.mark.parametrize('loaded, advice', [

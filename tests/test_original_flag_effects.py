@@ -78,7 +78,7 @@ def test_gpu_thread_and_cudnn_flags_set_their_environment_variables():
     assert gpu_settings.environment_updates(p, {}) == {
         'TF_GPU_THREAD_MODE': 'gpu_shared', 'TF_GPU_THREAD_COUNT': '6',
         'TF_ENABLE_WINOGRAD_NONFUSED': '0', 'TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT': '1',
-        'TF_AUTOTUNE_THRESHOLD': '4'}
+        'TF_AUTOTUNE_THRESHOLD': '4', 'TF_SYNC_ON_FINISH': '0'}
     # Defaults on a GPU run are the original's, and keep what the user exported.
     updates = gpu_settings.environment_updates(tiny_params(device='gpu'),
                                                {'TF_GPU_THREAD_MODE': 'global'})
@@ -86,6 +86,14 @@ def test_gpu_thread_and_cudnn_flags_set_their_environment_variables():
     assert updates['TF_ENABLE_WINOGRAD_NONFUSED'] == '1'
     assert gpu_settings.environment_updates(tiny_params(device='gpu'), {})[
         'TF_GPU_THREAD_COUNT'] == '2'
+    # TF_SYNC_ON_FINISH: the original exported 0 unless --sync_on_finish (TensorFlow unset
+    # syncs the devices after every step); a user's exported value stays.
+    assert gpu_settings.environment_updates(tiny_params(device='gpu'), {})[
+        'TF_SYNC_ON_FINISH'] == '0'
+    assert gpu_settings.environment_updates(tiny_params(device='gpu', sync_on_finish=True),
+                                            {})['TF_SYNC_ON_FINISH'] == '1'
+    assert 'TF_SYNC_ON_FINISH' not in gpu_settings.environment_updates(
+        tiny_params(device='gpu'), {'TF_SYNC_ON_FINISH': '1'})
     # A CPU run gets none of them; a given flag still sets its variable.
     assert gpu_settings.environment_updates(tiny_params(device='cpu'), {}) == {}
     assert gpu_settings.environment_updates(tiny_params(device='cpu', sync_on_finish=True),
@@ -108,6 +116,10 @@ def test_gpu_flags_warn_with_device_cpu():
                      '--allow_growth=false (--noallow_growth) has no effect with --device=cpu '
                      '(it sets GPU options)']
     assert ignored_flags(tiny_params(gpu_thread_mode='gpu_shared')) == []
+    # TF_SYNC_ON_FINISH=1 makes a step wait for its devices; a CPU device has nothing queued.
+    assert ignored_flags(tiny_params(device='cpu', sync_on_finish=True)) == [
+        "--sync_on_finish has no effect with --device=cpu (it waits for the GPUs' queued work "
+        "at each step's end; a CPU step's work is done when its ops return)"]
 
 
 def test_gpu_flags_warn_by_how_the_run_came_to_the_cpu():

@@ -18,6 +18,7 @@ from tf_cnn_benchmarks.tools.sweep import reserved
     ('--plan_scaling', 'it prints a predicted scaling plan and runs no step'),
     ('--calibrate=true', 'it measures this host for the calibration record and trains nothing'),
     ('--list_models', 'it prints the model table and runs nothing'),
+    ('--only_check_args', 'it checks the flags and runs nothing'),  # absl's (params/absl_flags)
 ])
 def test_a_flag_that_measures_nothing_is_refused_before_any_run(tmp_path, capsys, flag, what):
     out = tmp_path / 'sweep'

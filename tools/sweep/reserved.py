@@ -17,7 +17,8 @@ RESERVED = {'model': '--models', 'batch_size': '--batch_sizes', 'num_gpus': '--n
 NO_RATE = {'dry_run': 'a dry run builds the graph and runs no step',
            'plan_scaling': 'it prints a predicted scaling plan and runs no step',
            'calibrate': 'it measures this host for the calibration record and trains nothing',
-           'list_models': 'it prints the model table and runs nothing'}
+           'list_models': 'it prints the model table and runs nothing',
+           'only_check_args': 'it checks the flags and runs nothing'}
 # A configuration's flags (configs/NAME.flags) that give a sweep axis its default.
 CONFIG_AXES = {'model': 'models', 'batch_size': 'batch_sizes', 'num_gpus': 'num_gpus',
                'variable_update': 'variable_updates'}
