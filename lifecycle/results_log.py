@@ -254,20 +254,22 @@ def write_json(result: dict, directory: str, prefix: str = 'tf_cnn_benchmarks') 
       cnn_util.BenchmarkError: the file cannot be written (a full disk, ...); no partial file is
         left behind, nor a folder this call made for it.
     """
-    made = _missing_folders(directory)
-    try:
-        file_systems.makedirs(directory)
-    except OSError as e:
-        _remove_empty(made)
-        raise cnn_util.BenchmarkError('cannot create the folder %s for the results JSON: %s'
-                                      % (directory, e.strerror or e)) from None
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y%m%dT%H%M%S.%fZ')
     path = os.path.join(directory, '%s_%s_%s.json' % (prefix, result['model'], stamp))
     result['results_file'] = path
     result.setdefault(configuration.FORMAT_KEY, configuration.RESULTS_FORMAT)
     # Strict JSON: a non-finite float is written as null (finite_for_json), and allow_nan=False
     # makes any that slipped through an error here rather than a file strict readers refuse.
+    # The text is made before any folder, so a result that cannot be written makes none.
     text = json.dumps(finite_for_json(result), indent=1, default=_json_default, allow_nan=False)
+    made = _missing_folders(directory)
+    try:
+        file_systems.makedirs(directory)
+    except OSError as e:
+        result['results_file'] = None
+        _remove_empty(made)
+        raise cnn_util.BenchmarkError('cannot create the folder %s for the results JSON: %s'
+                                      % (directory, e.strerror or e)) from None
     try:
         if file_systems.is_remote(path):
             try:
