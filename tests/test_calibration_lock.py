@@ -11,6 +11,7 @@ import pytest
 
 from tf_cnn_benchmarks.hardware import calibration, record_file
 
+import checkout
 import helpers
 
 PER_PROCESS = 200
@@ -22,9 +23,10 @@ def test_two_processes_storing_at_once_keep_every_figure(tmp_path):
     path = str(tmp_path / 'calibration.json')
     calls = [(path, [helpers.measurement(float(i), key='p%d|k%03d' % (p, i))])
              for i in range(PER_PROCESS) for p in range(2)]
-    # spawn: the children import only the record's module (no TensorFlow, no forked threads);
-    # chunks of one call alternate the two workers, so their read-modify-writes interleave.
-    with multiprocessing.get_context('spawn').Pool(2) as pool:
+    # spawn: the children load this checkout (checkout.load, not an installed copy) and import
+    # only the record's module (no TensorFlow, no forked threads); chunks of one call
+    # alternate the two workers, so their read-modify-writes interleave.
+    with multiprocessing.get_context('spawn').Pool(2, initializer=checkout.load) as pool:
         written = pool.starmap(calibration.store, calls, chunksize=1)
     assert written == [True] * len(calls)
     entries = json.load(open(path))['entries']
