@@ -3,11 +3,12 @@ training or forward-only run, `record` for an evaluation.
 
 The hook stamps result['finished_utc'] in phase `end` (so the results JSON has it too, and an
 ingest of that JSON later finds the same run) and records the complete result in phase
-`report`, then prints one line after the total block: `Recorded as run 17 in
-/d/results.sqlite (tf_cnn_results show 17)` (the command with --results_db=PATH for a
-database not the default: `database_flag`). Only the chief of a cluster records
-(wiring.make_hooks), once, with the cluster's total images/sec
-(result['cluster_images_per_sec'], cluster/coordination.py).
+`report`; a training or forward-only run on one host then prints one line after its total
+block: `Recorded as run 17 in /d/results.sqlite (tf_cnn_results show 17)` (the command with
+--results_db=PATH for a database not the default: `database_flag`). Only the chief of a
+cluster records (wiring.make_hooks), once, with the cluster's total images/sec
+(result['cluster_images_per_sec'], cluster/coordination.py); it and an --eval run say no
+id, their output's documented last lines staying last (`RecordHook`'s say_id).
 
 A complete run is never lost while its write waits for another process's lock (up to
 store.BUSY_TIMEOUT_SECS; the wait is said: history/write_wait.py): its results are on disk
@@ -244,6 +245,9 @@ class RecordHook(run_hooks.RunHook):
       database: the database file (store.resolve_path of --results_db), or None when
         --noresults_db: then only the finish time is stamped.
       eval_run: an --eval run's hook, which records nothing when no checkpoint was evaluated.
+      say_id: print `recorded_line` once recorded; False for a cluster's chief, whose last
+        line is the cluster's images/sec (cluster/figures.py; tools/launch_cluster.py reads
+        it), and for an --eval run, whose output ends with its total block or stop line.
 
     A run that timed nothing (stopped in the warm-up, result['stopped_in_warmup'], or a
     cluster's worker stopped at its first timed step: result['images_per_sec'] None) is not
@@ -258,9 +262,10 @@ class RecordHook(run_hooks.RunHook):
     output = 'the record in the results database'
     output_flag = '--results_db'
 
-    def __init__(self, database: str | None, eval_run: bool = False):
+    def __init__(self, database: str | None, eval_run: bool = False, say_id: bool = True):
         self.database = database
         self.eval_run = eval_run
+        self.say_id = say_id
         self.run_id = None
         self.unrecorded_in = None
         self._own_copy = False  # unrecorded_in is `record`'s copy, not --benchmark_log_dir's
@@ -275,7 +280,7 @@ class RecordHook(run_hooks.RunHook):
             return
         self._own_copy = _logged_json(result) is None
         self.run_id = record(self.database, result, kept=self._kept)
-        if self.run_id is not None and not result.get('aborted_by_signal'):
+        if self.run_id is not None and self.say_id and not result.get('aborted_by_signal'):
             cnn_util.log_fn(recorded_line(self.database, self.run_id))
 
     def _kept(self, path: str | None) -> None:
