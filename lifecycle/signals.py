@@ -478,7 +478,7 @@ class SignalHook(run_hooks.RunHook):
             if self._reporting or self._result is None:
                 return None  # the run's own report phase writes them (`whereabouts`)
             self._reporting = self._salvaging = True
-        result = self._salvaged = dict(self._result)
+            result = self._salvaged = dict(self._result)
         result['stopped_by_signal'] = self._signal_name()
         result['aborted_by_signal'] = signal.Signals(signum).name
         result.setdefault('checkpoint_path', None)
