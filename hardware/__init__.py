@@ -11,5 +11,6 @@ process can still allocate (host_memory.py), a container's CPU quota and how muc
 throttled a run (cpu_quota.py) and the account's default folders under its home
 folder (user_dirs.py); the measured facts live in one calibration record per host
 (calibration.py: each with its spread and the host's load while it was measured; busy
-measurements are not kept), keyed per CPU model, TensorFlow version and ONEDNN_MAX_CPU_ISA cap.
+measurements are not kept; its file, changed under a lock: record_file.py), keyed per CPU
+model, TensorFlow version and ONEDNN_MAX_CPU_ISA cap.
 """

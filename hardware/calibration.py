@@ -33,8 +33,10 @@ The record is one JSON file, `$XDG_CACHE_HOME/tf_cnn_benchmarks/calibration.json
 number, or {name: number}), `spread`, `measured_utc`, `measure_secs`, `others_cores`,
 `others_fraction`, `cores` and `quiet` (always true in the file); the entry of a sampled
 figure is its median measurement, with `samples` (the last SAMPLES quiet ones, oldest
-first). A key names the CPU model, the TensorFlow version, the thread counts and the CPUs
-they may use (`on_cpus`: a CPU set or quota smaller than the threads) and what was measured
+first). Each change is a read-modify-write under an exclusive lock on `calibration.json.lock`
+beside it, then a rename (hardware/record_file.py): processes storing at once keep each
+other's figures. A key names the CPU model, the TensorFlow version, the thread counts and the
+CPUs they may use (`on_cpus`: a CPU set or quota smaller than the threads) and what was measured
 (`host_key`), so a record copied to another host or TensorFlow answers nothing there.
 
 The environment variable TF_CNN_CALIBRATION changes where the record is: a path (a record
@@ -51,13 +53,12 @@ import datetime
 import json
 import os
 import sys
-import tempfile
 import time
 from typing import Callable, NamedTuple
 
 from .. import cnn_util
 from ..metrics import host_load
-from . import cpu_quota, machine, user_dirs
+from . import cpu_quota, machine, record_file, user_dirs
 
 RECORD_NAME = 'calibration.json'
 VERSION = 1
@@ -277,7 +278,8 @@ def lookup(key: str, path: str | None = None, *, record: dict | None = None
 
 
 def store(path: str | None, measurements, median_by=None, floor: float | None = None) -> bool:
-    """Adds or replaces the quiet ones of `measurements` in the record (atomically, a rename);
+    """Adds or replaces the quiet ones of `measurements` in the record (under the record's
+    lock, so concurrent stores of other processes are kept; atomically, a rename);
     with `median_by` (value -> number), an entry keeps its last SAMPLES quiet measurements
     and is their median by that number (the old ones below `floor` dropped: `_sampled_entry`).
 
@@ -289,35 +291,24 @@ def store(path: str | None, measurements, median_by=None, floor: float | None = 
     if not path or not quiet:
         return False
     try:
-        entries = load_record(path)
-        for m in quiet:
-            entries[m.key] = (_entry(m) if median_by is None
-                              else _sampled_entry(entries.get(m.key), _entry(m), median_by,
-                                                  floor))
-            for note in [k for k in entries if k.startswith(BUSY_PREFIX + m.key + '|cpus ')]:
-                entries.pop(note)  # every CPU set's: the figure is there now
-        return _write(path, entries)
+        with record_file.locked(path):  # another process's store in between is not lost
+            entries = load_record(path)
+            for m in quiet:
+                entries[m.key] = (_entry(m) if median_by is None
+                                  else _sampled_entry(entries.get(m.key), _entry(m), median_by,
+                                                      floor))
+                for note in [k for k in entries if k.startswith(BUSY_PREFIX + m.key + '|cpus ')]:
+                    entries.pop(note)  # every CPU set's: the figure is there now
+            return _write(path, entries)
     except OSError:
         return False
 
 
 def _write(path: str, entries: dict) -> bool:
-    """Writes the record atomically (a rename). Raises OSError (the temporary file removed;
-    under a home folder that does not exist, before anything is made)."""
-    home = user_dirs.absent_home(path)
-    if home:
-        raise OSError('the calibration record %s %s' % (path, user_dirs.absent_home_text(home)))
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
-                               prefix='.calibration_', suffix='.tmp')
-    try:
-        with os.fdopen(fd, 'w', encoding='utf-8') as f:
-            json.dump({'version': VERSION, 'entries': entries}, f, indent=1, sort_keys=True)
-        os.replace(tmp, path)
-    except OSError:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    """Writes the record atomically (record_file.replace), within `record_file.locked`.
+    Raises OSError (the temporary file removed; under a home folder that does not exist,
+    before anything is made)."""
+    record_file.replace(path, {'version': VERSION, 'entries': entries})
     return True
 
 
@@ -340,10 +331,11 @@ def note_busy(path: str | None, m: Measurement) -> bool:
     if not path:
         return False
     try:
-        entries = load_record(path)
-        entries[busy_key(m.key)] = {'busy_utc': m.measured_utc,
+        with record_file.locked(path):
+            entries = load_record(path)
+            entries[busy_key(m.key)] = {'busy_utc': m.measured_utc,
                                         'others_cores': m.others_cores, 'cores': m.cores}
-        return _write(path, entries)
+            return _write(path, entries)
     except OSError:
         return False
 

@@ -8,7 +8,8 @@ schema version.
 
 Several runs on one host may write at once: the file is in WAL mode (readers never wait for
 a writer), every write is one transaction (`BEGIN IMMEDIATE`: writers queue), and a writer
-waits up to BUSY_TIMEOUT_SECS for the lock before giving up. A row's content_key is unique,
+waits up to BUSY_TIMEOUT_SECS for the lock before giving up (saying so after a moment:
+history/write_wait.py). A row's content_key is unique,
 so writing a run that is already there adds nothing (ingest is idempotent). WAL needs the
 file on a local disk (not NFS): copy results between hosts as sweep folders or run JSONs
 and ingest them.
@@ -45,7 +46,7 @@ import time
 
 from ..cnn_util import BenchmarkError
 from ..metrics import configuration
-from . import disk_errors, intact, records
+from . import disk_errors, intact, records, write_wait
 from .store_paths import (  # noqa: F401 (re-exported: where the database is)
     FILE_NAME,
     PATH_VARIABLE,
@@ -474,11 +475,12 @@ def transaction(conn: sqlite3.Connection, path: str = 'the results database'):
     """One write transaction (BEGIN IMMEDIATE ... COMMIT; ROLLBACK on any error).
 
     Raises:
-      StoreError: the lock stayed taken for BUSY_TIMEOUT_SECS, or SQLite failed (a full disk
+      StoreError: the lock stayed taken for BUSY_TIMEOUT_SECS (a wait past a moment is said
+        in one line: history/write_wait.py), or SQLite failed (a full disk
         or failing storage said so: history/disk_errors.py).
     """
     try:
-        conn.execute('BEGIN IMMEDIATE')
+        write_wait.begin_immediate(conn, path, BUSY_TIMEOUT_SECS)  # a wait is said
     except sqlite3.Error as e:
         raise _problem(path, e) from None
     try:

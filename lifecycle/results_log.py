@@ -238,10 +238,12 @@ def finite_for_json(value):
     return value
 
 
-def write_json(result: dict, directory: str, prefix: str = 'tf_cnn_benchmarks') -> str:
+def write_json(result: dict, directory: str, prefix: str = 'tf_cnn_benchmarks',
+               quiet: bool = False) -> str:
     """Writes `result` as `<directory>/<prefix>_<model>_<UTC time>.json` atomically (the dry
     run's prefix is 'dry_run', so that `results ingest` finds no run in it), with its results
-    format ('format', metrics/configuration.py RESULTS_FORMAT) where `result` has none.
+    format ('format', metrics/configuration.py RESULTS_FORMAT) where `result` has none, and
+    says so in one line (`Results written to PATH`) unless `quiet`.
 
     A remote `directory` (gs://, ram://: runtime/file_systems.py) gets the file written in one
     piece through TensorFlow's file system (an object appears when complete).
@@ -283,7 +285,8 @@ def write_json(result: dict, directory: str, prefix: str = 'tf_cnn_benchmarks') 
         result['results_file'] = None
         _remove_empty(made)
         raise
-    cnn_util.log_fn('Results written to %s' % path)
+    if not quiet:
+        cnn_util.log_fn('Results written to %s' % path)
     return path
 
 

@@ -39,7 +39,11 @@ checkpoint_path), then exits (SignalHook.salvage; at most SALVAGE_SECS). At any 
 error line says it is left open. Once the final
 checkpoint is written (by SignalHook's `end`, after the checkpoint hook's), the line no longer
 says "without saving": it names the checkpoint and says that what is written after it
-(results JSON, plot, the results database's record) may be missing. Python runs a signal
+(results JSON, plot, the results database's record) may be missing. A second signal during the
+run's own reports (after `end`) waits a moment for them (SignalHook.whereabouts), and the line
+names what they wrote; results on disk but not yet in the results database (its write waits
+for another process's lock) are named with the `tf_cnn_results ingest` that records them
+(lifecycle/signal_abort.py: the abort and its line). Python runs a signal
 handler only between bytecodes of the main thread, so not while a step runs inside TensorFlow:
 the catcher therefore also watches the signals from a thread (`signal.set_wakeup_fd`), which says
 at once that the first one was received and ends the process (`os._exit`) on the second.
@@ -66,24 +70,23 @@ installed from the main thread; in other threads the hook does nothing.
 
 from __future__ import annotations
 
-import os
+import os  # noqa: F401 (the abort's os._exit: signal_abort.py; tests stub it here)
 import signal
 import socket
-import sys
 import threading
 import time
 
 from .. import cnn_util
-from ..runtime import dir_hold, output_streams
+from ..runtime import dir_hold, output_streams  # noqa: F401 (dir_hold: as os)
 from . import results_log, run_hooks
+from .signal_abort import NOT_CLOSED, SALVAGE_SECS, Whereabouts  # noqa: F401 (re-exported)
+from .signal_abort import abort as _abort
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 #: The names of SIGNALS, as result['stopped_by_signal'] holds them.
 SIGNAL_NAMES = tuple(signal.Signals(s).name for s in SIGNALS)
 #: result['stopped_by_signal'] of a run whose reader of stdout (or stderr) went away.
 READER_GONE = signal.SIGPIPE.name
-#: Seconds a second signal's abort waits for the results to be written (SignalHook.salvage).
-SALVAGE_SECS = 10.0
 #: A signal of the same kind read within this many seconds of the last one counted is the same
 #: signal delivered twice, not a second one: GNU timeout(1) without --foreground sends its
 #: signal to the command and then to the command's process group (coreutils timeout.c,
@@ -193,6 +196,8 @@ class SignalCatcher:
       salvage: (signum of the second signal) -> a description of what it wrote, or None:
         called by a second signal's abort before the process exits (SignalHook.salvage), or
         None.
+      kept: None, or () -> signal_abort.Whereabouts: what the reports wrote and where results
+        not yet recorded are, for the abort's line (SignalHook.whereabouts).
       first_line: None, or (signal name) -> the text of the first signal's warning (without
         'warning: '), or None for the default text, for a caller whose stop depends on what
         it is doing when the signal comes (an --eval loop: mid-evaluation, or waiting:
@@ -211,6 +216,7 @@ class SignalCatcher:
         self.timed_done = False
         self.late = False
         self.salvage = None
+        self.kept = None
         self.first_line = None
         self.cut_short = False
         # What the run writes after a salvage and after its final checkpoint (SignalHook's
@@ -288,7 +294,7 @@ class SignalCatcher:
         if self._seen == 1:
             self._first(signum)
         else:
-            _abort(signum, self.saved, self.salvage, self.closers, self.later)
+            _abort(signum, self.saved, self.salvage, self.closers, self.later, self.kept)
 
     def reader_gone(self) -> None:
         """The reader of stdout (or stderr) went away (output_streams.watch_reader): a first
@@ -324,87 +330,6 @@ class SignalCatcher:
         """Raises Terminated when the signal received was SIGTERM or SIGHUP."""
         if self.received in (signal.SIGTERM, signal.SIGHUP):
             raise Terminated(self.received)
-
-
-def _salvaged(salvage, signum: int) -> str | None:
-    """What `salvage(signum)` wrote, run in a thread of its own for at most SALVAGE_SECS (a
-    database locked by another process must not hold the abort); None when it wrote nothing,
-    failed or took longer."""
-    if salvage is None:
-        return None
-    kept: list = []
-
-    def write():
-        try:
-            kept.append(salvage(signum))
-        except Exception:  # noqa: BLE001 - nothing may stop the abort
-            kept.append(None)
-    thread = threading.Thread(target=write, name='signal-salvage', daemon=True)
-    thread.start()
-    thread.join(SALVAGE_SECS)
-    return kept[0] if kept else None
-
-
-def _closed(closers) -> bool:
-    """Whether every one of `closers` (SignalCatcher.closers) returned True within
-    SALVAGE_SECS, each run in a thread of its own (the main thread may hold the stream)."""
-    done: list = []
-
-    def close():
-        for closer in closers:
-            try:
-                done.append(bool(closer()))
-            except Exception:  # noqa: BLE001 - nothing may stop the abort
-                done.append(False)
-    if not closers:
-        return True
-    thread = threading.Thread(target=close, name='signal-close', daemon=True)
-    thread.start()
-    thread.join(SALVAGE_SECS)
-    return len(done) == len(closers) and all(done)
-
-
-#: What the abort line adds when a closer failed (the MLPerf log is the one closer today).
-NOT_CLOSED = ('; the MLPerf log (stdout) is left without run_stop, so the compliance checker '
-              'will refuse it')
-
-
-def _abort(signum: int, saved: str | None = None, salvage=None, closers=(),
-           later: dict | None = None) -> None:
-    """Ends the process now: one error line, exit status 128 + signum (130, 143, 129); the line
-    says 'without saving', or with `saved` what was saved before and what may be missing, or
-    what `salvage` (see SignalCatcher) wrote first, and NOT_CLOSED when one of `closers` (the
-    MLPerf log's run_stop aborted) could not close what it keeps open. `later`: what the run
-    writes after a salvage ('salvage') and after its final checkpoint ('saved'), each a list
-    of names, so the line names only outputs the run has (None: the generic lists)."""
-    kept = _salvaged(salvage, signum)
-    closed = _closed(closers)
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except Exception:  # noqa: BLE001 - nothing may stop the abort
-        pass
-    later = later or {'salvage': ['the final checkpoint', 'the plot'],
-                      'saved': ['results JSON', 'plot', 'the results database\'s record']}
-    if kept is not None:
-        what = 'after writing %s, with the figures of its timed steps' % kept
-        if later['salvage']:
-            what += '; %s may be missing' % ' and '.join(later['salvage'])
-    elif saved is None:
-        what = 'without saving'
-    else:
-        what = 'after %s was saved' % saved
-        if later['saved']:
-            what += ('; what the run writes after it (%s) may be missing'
-                     % ', '.join(later['saved']))
-    try:
-        os.write(2, ('error: received %s again: aborting at once, %s%s\n'
-                     % (signal.Signals(signum).name, what, '' if closed else NOT_CLOSED)
-                     ).encode())
-    except OSError:  # stderr on a full disk or closed: the exit status says it
-        pass
-    dir_hold.release_all()  # the --train_dir is free for the next run
-    os._exit(128 + signum)
 
 
 class _Watcher:
@@ -493,11 +418,15 @@ class SignalHook(run_hooks.RunHook):
         self._known = threading.Event()  # set once `after_loop` has the result
         self._claim = threading.Lock()
         self._reporting = False  # the report phase begins (or a salvage wrote the reports)
+        self._salvaging = False  # a salvage claimed the reports
+        self._salvaged: dict | None = None  # the result it writes
+        self._reported = threading.Event()  # the run's own report phase has ended
         # A run that ended by an exception never calls `end`: once its session is closed, the
         # handlers act as the previous ones.
         self.catcher = SignalCatcher(is_stale=lambda: getattr(self._sess, '_closed', False))
         self.catcher.closers = list(closers)
         self.catcher.later = later
+        self.catcher.kept = self.whereabouts
 
     def begin(self, ctx):
         self._sess = ctx.sess
@@ -547,9 +476,9 @@ class SignalHook(run_hooks.RunHook):
             return None
         with self._claim:
             if self._reporting or self._result is None:
-                return None
-            self._reporting = True
-        result = dict(self._result)
+                return None  # the run's own report phase writes them (`whereabouts`)
+            self._reporting = self._salvaging = True
+            result = self._salvaged = dict(self._result)
         result['stopped_by_signal'] = self._signal_name()
         result['aborted_by_signal'] = signal.Signals(signum).name
         result.setdefault('checkpoint_path', None)
@@ -584,6 +513,27 @@ class SignalHook(run_hooks.RunHook):
             steps = result.get('num_steps', 0)
             cnn_util.log_fn('Stopped by %s after %d timed step%s' % (
                 name, steps, '' if steps == 1 else 's'))
+
+    def report(self, result):
+        del result  # after the reporters' (wiring adds this hook last)
+        self._reported.set()
+
+    def whereabouts(self) -> Whereabouts | None:
+        """For a second signal's abort line: what the reporters have written (each `written`),
+        whether a salvage wrote it, and where results not yet in the results database are
+        (a reporter's `unrecorded`: results_db.RecordHook); None before the result is known.
+        While the run's own report phase is under way, waits up to SALVAGE_SECS / 2 for it
+        to end (the database's write may wait for another process's lock)."""
+        if self._result is None:
+            return None
+        if self._reporting and not self._salvaging:
+            self._reported.wait(SALVAGE_SECS / 2)
+        result = self._salvaged if self._salvaging else self._result
+        written, unrecorded = [], None
+        for hook in self.reporters:
+            written += hook.written(result)
+            unrecorded = unrecorded or getattr(hook, 'unrecorded', lambda: None)()
+        return Whereabouts(written, self._salvaging, unrecorded)
 
     def release(self):
         self.catcher.uninstall()

@@ -67,7 +67,8 @@ def make_hooks(plan, model, dataset, *, is_local_device=None, stored_baseline=No
     if p.benchmark_log_dir:
         hooks.append(results_log.ResultsLogHook(p.benchmark_log_dir))
     if plan.is_chief:  # a cluster's run is recorded once, by its chief, with its total
-        hooks.append(results_db.RecordHook(store.run_path(p.results_db)))
+        hooks.append(results_db.RecordHook(store.run_path(p.results_db),
+                                           say_id=not getattr(plan, 'cluster_role', '')))
     evaluations = next((h for h in hooks
                         if isinstance(h, eval_during_training.EvalDuringTrainingHook)), None)
     if original_flags.ml_perf_wanted(p) and plan.is_chief:
@@ -118,5 +119,7 @@ def eval_hooks(plan) -> list[run_hooks.RunHook]:
     hooks = [results_log.OriginalStatsHook()]
     if p.benchmark_log_dir:
         hooks.append(results_log.ResultsLogHook(p.benchmark_log_dir))
-    hooks.append(results_db.RecordHook(store.run_path(p.results_db), eval_run=True))
+    # No id line: an --eval run's output ends with its total block (or its stop line).
+    hooks.append(results_db.RecordHook(store.run_path(p.results_db), eval_run=True,
+                                       say_id=False))
     return hooks

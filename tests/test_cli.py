@@ -49,9 +49,12 @@ def test_training_run_prints_the_documented_format():
     assert len(total) == 1 and float(total[0].split(': ')[1]) > 0
     # The total block: the total line as the original prints it, then the figures behind it.
     at = lines.index(total[0])
-    assert lines[-1] == '-' * 64 and lines[at - 1] == '-' * 64
-    assert [line.split(':')[0] for line in lines[at + 1:-1]] == [
+    assert lines[-2] == '-' * 64 and lines[at - 1] == '-' * 64
+    assert [line.split(':')[0] for line in lines[at + 1:-2]] == [
         'compute images/sec', 'model FLOP/s', 'utilisation', 'peak memory', 'Host load']
+    # After the block: the id the run was recorded under in the (default) results database.
+    assert re.match(r'^Recorded as run \d+ in \S+/results\.sqlite \(tf_cnn_results show \d+\)$',
+                    lines[-1]), lines[-1]
 
 
 @pytest.mark.parametrize('args, status, text', [

@@ -121,9 +121,10 @@ def test_a_full_disk_under_the_database_gets_the_fallback(full_disk, monkeypatch
     err = capsys.readouterr().err
     assert err == (
         'warning: the run was not recorded in the results database: %s. Its results are in %s '
-        'instead (cannot write %s: No space left on device): `tf_cnn_results ingest %s` records '
-        'them\n' % (FULL % (db, full, 'disk I/O error'), kept_in / kept,
-                    err.split('instead (cannot write ')[1].split(':')[0], kept_in))
+        'instead (cannot write %s: No space left on device): `tf_cnn_results ingest %s '
+        '--results_db=%s` records them\n' % (FULL % (db, full, 'disk I/O error'), kept_in / kept,
+                                             err.split('instead (cannot write ')[1].split(':')[0],
+                                             kept_in, db))
     assert os.listdir(full) == []  # no r.sqlite, -wal, -shm, nor an empty unrecorded/
 
 
@@ -140,8 +141,8 @@ def test_the_warning_names_the_benchmark_log_dir_copy(full_disk, monkeypatch, tm
     assert results_db.record(db, dict(rh.result(321.0), results_file=str(copy))) is None
     assert capsys.readouterr().err == (
         'warning: the run was not recorded in the results database: %s. Its results are in %s '
-        '(--benchmark_log_dir): `tf_cnn_results ingest %s` records them\n'
-        % (FULL % (db, full, 'disk I/O error'), copy, copy))
+        '(--benchmark_log_dir): `tf_cnn_results ingest %s --results_db=%s` records them\n'
+        % (FULL % (db, full, 'disk I/O error'), copy, copy, db))
     assert os.listdir(full) == []
 
 

@@ -399,7 +399,12 @@ def test_a_run_records_itself_once_and_noresults_db_records_nothing(tiny_run, tm
                                                                     capsys, monkeypatch):
     db = str(tmp_path / 'r.sqlite')
     result = tiny_run(results_db=db, label='build-42', benchmark_log_dir=str(tmp_path / 'l'))
-    assert 'results database' not in capsys.readouterr().out  # the total block ends it
+    # After the total block (and the results JSON's line) one line says the run's id: with
+    # many jobs on a host, no --label is needed to find it.
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2:] == ['Results written to %s' % result['results_file'],
+                        'Recorded as run 1 in %s (tf_cnn_results show 1 --results_db=%s)'
+                        % (db, db)]
     with store.opened(db) as conn:
         rows = store.select_runs(conn)
     assert len(rows) == 1 and rows[0]['label'] == 'build-42'
@@ -414,9 +419,13 @@ def test_a_run_records_itself_once_and_noresults_db_records_nothing(tiny_run, tm
     monkeypatch.setenv('XDG_DATA_HOME', str(tmp_path / 'xdg'))
     tiny_run(results_db=False)
     assert not os.path.exists(tmp_path / 'xdg')
+    assert 'Recorded as' not in capsys.readouterr().out  # nothing recorded, nothing said
     tiny_run()  # the default: the default place
-    with store.opened(str(tmp_path / 'xdg' / 'tf_cnn_benchmarks' / 'results.sqlite')) as conn:
+    default = str(tmp_path / 'xdg' / 'tf_cnn_benchmarks' / 'results.sqlite')
+    with store.opened(default) as conn:
         assert rh.count_runs(conn) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        'Recorded as run 1 in %s (tf_cnn_results show 1)' % default)
 
 
 def test_a_write_that_fails_at_the_end_keeps_the_result_for_ingest(tmp_path, capsys):
@@ -427,7 +436,8 @@ def test_a_write_that_fails_at_the_end_keeps_the_result_for_ingest(tmp_path, cap
     kept = str(tmp_path / 'unrecorded')
     assert err.startswith('warning: the run was not recorded in the results database: %s is '
                           'an SQLite database of another program' % db)
-    assert '`tf_cnn_results ingest %s` records them' % kept in err
+    # The hint names the database the run used (not the default): pasted, it records there.
+    assert '`tf_cnn_results ingest %s --results_db=%s` records them' % (kept, db) in err
     summary = ingest.ingest(str(tmp_path / 'other.sqlite'), [kept])
     assert summary.added == 1
 

@@ -80,7 +80,7 @@ def test_any_failure_to_write_the_row_keeps_the_result_in_unrecorded(tmp_path, c
     kept = str(tmp_path / 'unrecorded')
     assert err.startswith('warning: the run was not recorded in the results database: '
                           "UnicodeEncodeError: 'utf-8' codec can't encode"), err
-    assert '`tf_cnn_results ingest %s` records them' % kept in err
+    assert '`tf_cnn_results ingest %s --results_db=%s` records them' % (kept, db) in err
     (name,) = os.listdir(kept)
     assert json.load(open(os.path.join(kept, name)))['images_per_sec'] == 321.0
 
