@@ -498,19 +498,23 @@ def precision_lines(plan) -> list[str]:
             p, dtype, plan.variable_dtype, room=room, capabilities=capabilities,
             planned=planned, tf32=tf32_line(p, capabilities)) + chosen
     flag = '--use_%s' % ('bf16' if dtype == tf.bfloat16 else 'fp16')
-    measured, when, date = None, 'measured here', ''
+    measured, when, date, parts = None, 'measured here', '', ('batch norm', 'pooling')
     if p.device == 'cpu':
         speed = kernel_speed.probe(dtype, plan.threads, shapes=plan.kernel_shapes,
                                    refresh=bool(p.refresh_peak or getattr(p, 'calibrate', False)))
         if speed is not None:
             measured, when, date = speed.value, kernel_speed.when(speed), speed.date()[:10]
+        if precision.float32_norm_and_pool(dtype, p.device):  # name what the model has
+            parts = precision.norm_and_pool_parts(plan)
+    busy = measured is None and p.device == 'cpu' and kernel_speed.busy_probe(dtype) is not None
     lines = precision_block.block(p, dtype, plan.variable_dtype, room=room,
                                   capabilities=capabilities, planned=planned,
-                                  measured=measured, date=date,
-                                  shapes=plan.kernel_shapes) + chosen
+                                  measured=measured, date=date, shapes=plan.kernel_shapes,
+                                  busy=busy, norm_and_pool=parts) + chosen
     native, support = precision.native_support(
         dtype, p.device, measured=measured, capabilities=capabilities, when=when,
-        gradients=not (p.forward_only or p.eval), shapes=plan.kernel_shapes)
+        gradients=not (p.forward_only or p.eval), shapes=plan.kernel_shapes,
+        norm_and_pool=parts)
     support += planned
     faster = precision.cpu_faster_choice(dtype) if p.device == 'cpu' else None
     slow = measured and kernel_speed.far_slower_warning(
