@@ -480,19 +480,18 @@ def precision_lines(plan) -> list[str]:
         counts and graph choices (None: not resolved, no line).
     """
     p, dtype, choices = plan.params, plan.compute_dtype, plan.graph_choices
-    if choices is None:
-        shown = []
-    elif p.print_graph_choices:
-        shown = graph_choices.table(choices)
-    else:
-        shown = graph_choices.brief(choices)
+    # --print_graph_choices: the table where there is one (forced or measured; a busy
+    # measurement's), else the one line (a note: not calibrated, measured on a busy host).
+    table = graph_choices.table(choices) if choices is not None and p.print_graph_choices \
+        else []
+    shown = table or (graph_choices.brief(choices) if choices is not None else [])
     chosen = ['             %s' % line for line in shown]
     capabilities, planned = None, ''
     if p.device == 'gpu' and p.gpu_model and not precision.gpu_compute_capabilities():
         spec = gpu_specs.lookup(p.gpu_model)  # a dry run planning a GPU that is not here
         capabilities = [tuple(int(x) for x in spec.compute_capability.split('.'))]
         planned = ' (--gpu_model=%s)' % spec.name
-    room = precision_block.MAX_LINES - (1 if shown and not p.print_graph_choices else 0)
+    room = precision_block.MAX_LINES - (1 if shown and not table else 0)
     if dtype == tf.float32:
         return precision_block.block(
             p, dtype, plan.variable_dtype, room=room, capabilities=capabilities,

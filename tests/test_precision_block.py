@@ -110,7 +110,7 @@ def test_a_cpu_block_fits_three_lines_of_100_and_keeps_its_facts(case, with_choi
     for fact in facts:
         assert fact in text, (fact, block)
     if with_choices:
-        assert block[-1].startswith('             graph choices measured here: 1 of 1 sites')
+        assert block[-1].startswith('             graph choices measured here: 1 of 1 places')
     err = capsys.readouterr().err
     if isa:  # the block may leave it out; the warning says it
         assert 'ONEDNN_MAX_CPU_ISA=%s' % isa in err
