@@ -480,37 +480,40 @@ def precision_lines(plan) -> list[str]:
         counts and graph choices (None: not resolved, no line).
     """
     p, dtype, choices = plan.params, plan.compute_dtype, plan.graph_choices
-    if choices is None:
-        shown = []
-    elif p.print_graph_choices:
-        shown = graph_choices.table(choices)
-    else:
-        shown = graph_choices.brief(choices)
+    # --print_graph_choices: the table where there is one (forced or measured; a busy
+    # measurement's), else the one line (a note: not calibrated, measured on a busy host).
+    table = graph_choices.table(choices) if choices is not None and p.print_graph_choices \
+        else []
+    shown = table or (graph_choices.brief(choices) if choices is not None else [])
     chosen = ['             %s' % line for line in shown]
     capabilities, planned = None, ''
     if p.device == 'gpu' and p.gpu_model and not precision.gpu_compute_capabilities():
         spec = gpu_specs.lookup(p.gpu_model)  # a dry run planning a GPU that is not here
         capabilities = [tuple(int(x) for x in spec.compute_capability.split('.'))]
         planned = ' (--gpu_model=%s)' % spec.name
-    room = precision_block.MAX_LINES - (1 if shown and not p.print_graph_choices else 0)
+    room = precision_block.MAX_LINES - (1 if shown and not table else 0)
     if dtype == tf.float32:
         return precision_block.block(
             p, dtype, plan.variable_dtype, room=room, capabilities=capabilities,
             planned=planned, tf32=tf32_line(p, capabilities)) + chosen
     flag = '--use_%s' % ('bf16' if dtype == tf.bfloat16 else 'fp16')
-    measured, when, date = None, 'measured here', ''
+    measured, when, date, parts = None, 'measured here', '', ('batch norm', 'pooling')
     if p.device == 'cpu':
         speed = kernel_speed.probe(dtype, plan.threads, shapes=plan.kernel_shapes,
                                    refresh=bool(p.refresh_peak or getattr(p, 'calibrate', False)))
         if speed is not None:
             measured, when, date = speed.value, kernel_speed.when(speed), speed.date()[:10]
+        if precision.float32_norm_and_pool(dtype, p.device):  # name what the model has
+            parts = precision.norm_and_pool_parts(plan)
+    busy = measured is None and p.device == 'cpu' and kernel_speed.busy_probe(dtype) is not None
     lines = precision_block.block(p, dtype, plan.variable_dtype, room=room,
                                   capabilities=capabilities, planned=planned,
-                                  measured=measured, date=date,
-                                  shapes=plan.kernel_shapes) + chosen
+                                  measured=measured, date=date, shapes=plan.kernel_shapes,
+                                  busy=busy, norm_and_pool=parts) + chosen
     native, support = precision.native_support(
         dtype, p.device, measured=measured, capabilities=capabilities, when=when,
-        gradients=not (p.forward_only or p.eval), shapes=plan.kernel_shapes)
+        gradients=not (p.forward_only or p.eval), shapes=plan.kernel_shapes,
+        norm_and_pool=parts)
     support += planned
     faster = precision.cpu_faster_choice(dtype) if p.device == 'cpu' else None
     slow = measured and kernel_speed.far_slower_warning(

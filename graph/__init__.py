@@ -6,8 +6,9 @@ evaluation and summaries (tower_loop.py), one tower's forward pass, loss and gra
 (precision.py; the header's precision block: precision_block.py), the measured graph choices of
 a training step (graph_choices.py: 1x1 convolutions as MatMuls, ReLUs and residual adds as XLA
 clusters or in float32, where the per-host probe measures them faster; memory_probe.py times
-the memory-bound forms), weight decay inside the updates (fused_decay.py), the whole training
-or forward-only step (builder.py), the evaluation's graph (eval_graph.py) and a frozen
+the memory-bound forms; choice_lines.py holds the decision and its header lines and table),
+weight decay inside the updates (fused_decay.py), the whole training or forward-only step
+(builder.py), the evaluation's graph (eval_graph.py) and a frozen
 forward-only graph (frozen.py).
 
 Below the lifecycle (which runs these graphs); above the input pipeline, the variable managers

@@ -21,11 +21,13 @@ record when measured on a quiet host (hardware/kernel_speed.py choice_factors,
 hardware/calibration.py). The probe (about a minute for resnet50) runs only with --calibrate or
 --refresh_peak: a run without a quiet calibration builds today's graph and its header says how
 to calibrate. Each site is built in the fastest of its forms (`forms_of`) where that factor is
-below FASTER_FACTOR and faster by more than its spread, else as today. GPU graphs are not
-changed (cuDNN's kernels are not what was measured); with --xla or --xla_compile the ReLU
-sites are not measured (XLA compiles them already); --graph_choices=off is today's
-graph; a list of names forces those on wherever they apply (any device; a site given two
-forms takes the first of FORMS / memory_forms.FORMS).
+below FASTER_FACTOR and faster by more than its spread, else as today (the decision, `Choices`,
+and its text, the header's line and table, are graph/choice_lines.py's, re-exported here). A
+site is a distinct shape; `site_places` counts the places of the graph each is at. GPU
+graphs are not changed (cuDNN's kernels are not what was measured); with --xla or
+--xla_compile the ReLU sites are not measured (XLA compiles them already);
+--graph_choices=off is today's graph; a list of names forces those on wherever they apply
+(any device; a site given two forms takes the first of FORMS / memory_forms.FORMS).
 
 Why (measurements in ../shared/measurements/README.md): on an Intel Xeon with AMX oneDNN's
 bfloat16 filter gradient of resnet50's 1x1 shapes ran 1.6-3.9x slower than the same product
@@ -36,23 +38,31 @@ slower than the MatMul and bfloat16 ones 0.76-1.40x (docs/speed-choices.md).
 from __future__ import annotations
 
 import inspect
-import textwrap
 import time
-from typing import NamedTuple
 
 import tensorflow as tf
 
 from .. import cnn_util
 from ..hardware import calibration, host_memory, kernel_speed
-from ..models import fast_paths, memory_forms
+from ..models import fast_paths
 from ..params import graph_choice_flag
 from . import memory_probe, precision
+from .choice_lines import (  # noqa: F401  (the decision and its text, re-exported)
+    BRIEF_WIDTH,
+    BUSY_WHEN,
+    FASTER_FACTOR,
+    FORMS,
+    Choices,
+    brief,
+    choice_name,
+    describe,
+    forms_of,
+    idle_reason,
+    table,
+)
 
 tf1 = tf.compat.v1
 
-#: A shape is built as a MatMul where that form's training time is below this fraction of
-#: the convolution's (a margin for the probe's noise on a shared machine).
-FASTER_FACTOR = 0.90
 #: Repetitions per shape, form and pass (the least counts), at least kernel_speed.MIN_REPS
 #: within BUDGET_SECS for all shapes and passes together; PASSES passes over the shapes.
 REPS = 5
@@ -64,86 +74,6 @@ BUDGET_SECS = 10.0
 #: the run's memory check could say the run does not fit), the run builds today's graph, warns.
 PROBE_MEMORY_SHARE = 0.5
 PROBE_TENSORS_A_SITE = 6
-
-
-#: The measured forms of a 1x1 convolution: the whole op as a MatMul, or only its filter
-#: gradient (models/fast_paths.py conv1x1_matmul, conv1x1_filter_matmul).
-FORMS = ('matmul', 'filter_matmul')
-
-
-def forms_of(site) -> tuple[str, ...]:
-    """The forms a site can be built in besides today's: FORMS for a fast_paths.Conv1x1, else
-    the memory_forms.Site's own."""
-    return FORMS if isinstance(site, fast_paths.Conv1x1) else site.forms()
-
-
-def choice_name(site, form: str) -> str:
-    """The --graph_choices name of building `site` (a Conv1x1 or a memory_forms.Site) in
-    `form`."""
-    if isinstance(site, fast_paths.Conv1x1):
-        return site.choice if form == 'matmul' else 'conv1x1_filter_matmul'
-    return memory_forms.choice_name(site.kind, form)
-
-
-class Choices(NamedTuple):
-    """A run's graph choices.
-
-    Attributes:
-      mode: 'measured', 'off' or the frozenset of forced choice names.
-      factors: measured: {(site, form of forms_of(site)): that form's time / today's, forward
-        and gradients}; a site is a fast_paths.Conv1x1 or a memory_forms.Site.
-      when: 'measured here', 'calibrated <date>', or '' (nothing measured).
-      spreads: {(site, form): the factor's spread over the probe's passes} (absolute, in
-        factor units): a form is chosen only where it is faster by more than its spread.
-      note: a line for the header when nothing is measured ('' otherwise).
-      forced_sites: forced: {choice name: the run's sites it changes} (0: it changes nothing
-        here, e.g. relu_float32 in a float32 graph, an XLA form inside --xla_compile's
-        cluster); None where not counted.
-    """
-    mode: object
-    factors: dict
-    when: str
-    spreads: dict = {}
-    note: str = ''
-    forced_sites: dict | None = None
-
-    def decide(self, site) -> str | None:
-        """How `site` is built: a form of forms_of(site) ('matmul', 'filter_matmul'; 'xla',
-        'float32') or None (today's ops). Measured: the fastest form below FASTER_FACTOR
-        and faster by more than its spread (1 - factor > spread); forced: the first form
-        whose choice name is given."""
-        if self.mode == graph_choice_flag.OFF:
-            return None
-        forms = forms_of(site)
-        if self.mode == graph_choice_flag.MEASURED:
-            got = [(self.factors[site, form], form) for form in forms
-                   if (site, form) in self.factors and self.factors[site, form] < FASTER_FACTOR
-                   and 1 - self.factors[site, form] > self.spreads.get((site, form), 0.0)]
-            best = min(got, default=None)
-            return best[1] if best is not None else None
-        for form in forms:
-            if choice_name(site, form) in self.mode:
-                return form
-        return None
-
-    def summary(self) -> dict:
-        """The choices as JSON-ready values (the results JSON's plan.graph_choices, the full
-        table): mode ('measured', 'off' or the sorted forced names), when, and one row per
-        measured site and form: {'choice': its --graph_choices name, 'site': e.g.
-        '16x56x56x64->256', 'factor': that form's time / today's, 'built': True where the
-        site is built in that form}."""
-        mode = self.mode if isinstance(self.mode, str) else sorted(self.mode)
-        rows = [{'choice': choice_name(s, form), 'site': s.describe(), 'factor': f,
-                 'built': self.decide(s) == form} for (s, form), f in self.factors.items()]
-        out = {'mode': mode, 'when': self.when, 'sites': rows}
-        if self.forced_sites is not None:
-            out['forced_sites'] = dict(sorted(self.forced_sites.items()))
-        return out
-
-    def chooser(self, phase_train: bool):
-        """The fast_paths.BuildOptions `choose` of a tower: `decide` for a training graph whose
-        choices are not off, else None (today's graph)."""
-        return self.decide if phase_train and self.mode != graph_choice_flag.OFF else None
 
 
 def item(site, form: str, threads: tuple[int, int] = (0, 0), kernel_shapes=None) -> str:
@@ -164,15 +94,16 @@ def item(site, form: str, threads: tuple[int, int] = (0, 0), kernel_shapes=None)
         memory_probe.PASSES)
 
 
-def sites(plan, model) -> list:
-    """The distinct sites of the run's training forward pass, in build order: 1x1 convolution
-    shapes (stride 1 or 2, fast_paths.Conv1x1) and ReLU sites (memory_forms.Site), the model
-    built once in a scratch graph at the run's per-device batch, image size, data format and
-    dtypes."""
+def site_places(plan, model) -> dict:
+    """{site: the places of the run's training forward pass it is at}, the distinct sites in
+    build order: 1x1 convolution shapes (stride 1 or 2, fast_paths.Conv1x1) and ReLU sites
+    (memory_forms.Site), the model built once in a scratch graph at the run's per-device
+    batch, image size, data format and dtypes (the builder asks its `choose` once a place:
+    resnet20's 3 residual-join shapes are at 9 places)."""
     seen: dict = {}
 
     def record(shape):
-        seen.setdefault(shape, None)
+        seen[shape] = seen.get(shape, 0) + 1
         return None
 
     size, batch = plan.image_size, plan.per_device_batch_size
@@ -183,7 +114,13 @@ def sites(plan, model) -> list:
                             data_format=plan.data_format, dtype=plan.compute_dtype,
                             variable_dtype=plan.variable_dtype,
                             options=fast_paths.BuildOptions(choose=record))
-    return list(seen)
+    return seen
+
+
+def sites(plan, model) -> list:
+    """The distinct sites of the run's training forward pass, in build order (`site_places`'
+    keys)."""
+    return list(site_places(plan, model))
 
 
 def probe_bytes(shapes) -> int:
@@ -357,35 +294,47 @@ def resolve(plan, model, *, measure_fn=None) -> Choices:
     threads = plan.threads
     calibrate = bool(getattr(p, 'calibrate', False))
     refresh = bool(p.refresh_peak) or calibrate
-    shapes = [s for s in sites(plan, model) if isinstance(s, fast_paths.Conv1x1)
-              or not (p.xla or p.xla_compile)]
-    return _measured(plan, shapes, threads, refresh, measure_fn) if shapes else Choices(
+    places = {s: n for s, n in site_places(plan, model).items()
+              if isinstance(s, fast_paths.Conv1x1) or not (p.xla or p.xla_compile)}
+    return _measured(plan, places, threads, refresh, measure_fn) if places else Choices(
         mode, {}, '')
 
 
 def _forced(plan, model, mode) -> Choices:
-    """`resolve`'s Choices of forced names, each with the count of the run's sites it
-    changes (Choices.forced_sites; a name that changes none gets one `warning:` line)."""
-    choices = Choices(mode, {}, '')
-    found = sites(plan, model)  # a training run's (settled_run: others' choices are off)
+    """`resolve`'s Choices of forced names, each with the count of the places of the run's
+    graph it changes (Choices.forced_sites; a name that changes none gets one `warning:` line
+    saying why, per name: idle_reason)."""
+    p = plan.params
+    places = site_places(plan, model)  # a training run's (settled_run: others' choices are off)
+    float32_grads = 'conv1x1_filter_matmul' in mode and p.device == 'cpu' and 'conv' in (
+        precision.float32_gradient_kinds(plan.compute_dtype, p.device, plan.threads,
+                                         plan.kernel_shapes))  # keeps the convolution
+    choices = Choices(mode, {}, '', places=places)
     counts = {name: 0 for name in mode}
-    for site in found:
+    for site, n in places.items():
         form = choices.decide(site)
         name = choice_name(site, form) if form else None
-        if name in counts and not (plan.params.xla_compile and form == 'xla'):
-            counts[name] += 1
-    idle = sorted(name for name, n in counts.items() if not n)
+        if name in counts and not (p.xla_compile and form == 'xla') and not (
+                float32_grads and form == 'filter_matmul'):
+            counts[name] += n
+    idle = {name: idle_reason(name, places, p.model, xla_compile=bool(p.xla_compile),
+                              float32_conv_gradients=float32_grads,
+                              float32_norm=precision.float32_norm_and_pool(plan.compute_dtype,
+                                                                           p.device))
+            for name in sorted(mode) if not counts[name]}
     if idle:
-        cnn_util.warn('--graph_choices: %s change%s nothing in this run (no site: the float32 '
-                      'forms change only bfloat16/float16 graphs, the XLA forms nothing inside '
-                      '--xla_compile; --print_graph_choices lists the forms)'
-                      % (', '.join(idle), 's' if len(idle) == 1 else ''))
-    return choices._replace(forced_sites=counts)
+        cnn_util.warn('--graph_choices: %s change%s nothing in this run (%s)' % (
+            ', '.join(idle), 's' if len(idle) == 1 else '',
+            '; '.join('%s: %s' % kv for kv in idle.items()) if len(idle) > 1
+            else next(iter(idle.values()))))
+    return choices._replace(forced_sites=counts, idle=idle)
 
 
-def _measured(plan, shapes, threads, refresh: bool, measure_fn) -> Choices:
-    """`resolve`'s Choices of `shapes` from the record (measured first with `refresh`)."""
-    mode = graph_choice_flag.MEASURED
+def _measured(plan, places: dict, threads, refresh: bool, measure_fn) -> Choices:
+    """`resolve`'s Choices of the sites `places` ({site: places}) from the record (measured
+    first with `refresh`); a measurement on a busy host, not stored, is kept as the
+    Choices' `unkept` (the note counts what it would change; the table lists it)."""
+    mode, shapes = graph_choice_flag.MEASURED, list(places)
     by_item = {item(s, form, threads, plan.kernel_shapes): (s, form)
                for s in shapes for form in forms_of(s)}
     fn = measure_fn or measure
@@ -408,6 +357,7 @@ def _measured(plan, shapes, threads, refresh: bool, measure_fn) -> Choices:
         return out
 
     secs = measure_secs(shapes)
+    mark = len(calibration.JOURNAL)
     try:
         got, when = kernel_speed.choice_factors(
             list(by_item), threads, measure_items, refresh=refresh,
@@ -420,107 +370,24 @@ def _measured(plan, shapes, threads, refresh: bool, measure_fn) -> Choices:
         cnn_util.warn('graph choices not measured: %s; building today\'s graph '
                       '(--graph_choices=off builds it without this line)' % e)
         return Choices(graph_choice_flag.OFF, {}, '')
+    busy = [m.value for m in calibration.journal_since(mark)
+            if m.kind == kernel_speed.CHOICE_KIND and not m.quiet]
+    unkept = None
+    if busy:
+        unkept = Choices(mode, {by_item[i]: float(f) for i, (f, _) in busy[-1].items()},
+                         BUSY_WHEN, {by_item[i]: float(sp) for i, (_, sp) in busy[-1].items()},
+                         places=places)
     if not got:
-        note = '' if not calibration.record_path() else (
-            'graph choices: none (measured on a busy host, not stored)'
-            if plan.params.calibrate else
-            'graph choices: none (not calibrated; add --calibrate to this command: up to '
-            '%.0f s)'
-            % secs)
-        return Choices(mode, {}, '', {}, note)
+        note = ''
+        if unkept is not None:
+            note = 'graph choices: none (measured on a busy host, not stored%s)' % (
+                '; would change %d of %d places' % unkept.changed())
+            if len(note) > BRIEF_WIDTH:
+                note = 'graph choices: none (measured on a busy host, not stored)'
+        elif calibration.record_path():
+            note = ('graph choices: none (not calibrated; add --calibrate to this command: up '
+                    'to %.0f s)' % secs)
+        return Choices(mode, {}, '', {}, note, places=places, unkept=unkept)
     return Choices(mode, {by_item[i]: f for i, (f, _) in got.items()}, when,
-                   {by_item[i]: sp for i, (_, sp) in got.items()})
-
-
-#: The header's line of the choices (`brief`) fits in this many characters after its indent.
-BRIEF_WIDTH = 87
-
-
-def brief(choices: Choices, width: int = BRIEF_WIDTH) -> list[str]:
-    """The header's line of the choices, at most `width` characters (none when nothing is
-    chosen or measured), e.g. 'graph choices measured here: 4 of 35 sites changed
-    (conv1x1_matmul 2, residual_xla 2); all: --print_graph_choices' or 'graph choices forced
-    (--graph_choices): conv1x1_matmul'. What does not fit is left out: the hint first, then
-    the per-choice counts; the full table (`table`) is in the header with
-    --print_graph_choices, and in the results JSON (plan.graph_choices: Choices.summary)."""
-    if choices.mode == graph_choice_flag.OFF:
-        return []
-    tail = '; all: --print_graph_choices'
-    if choices.mode != graph_choice_flag.MEASURED:
-        names = sorted(choices.mode)
-        counts = choices.forced_sites
-        if counts is not None:  # 'conv1x1_matmul 2, relu_float32 (no site)'
-            names = ['%s %d' % (n, counts[n]) if counts.get(n) else '%s (no site)' % n
-                     for n in names]
-        head = 'graph choices forced (--graph_choices): '
-        idle = [n for n in sorted(choices.mode) if counts is not None and not counts.get(n)]
-        shorter = ([head + 'no site changed (%s)' % ', '.join(idle)]
-                   if idle and len(idle) == len(names) else [])
-        for text in (head + ', '.join(names), *shorter,
-                     head + '%d choices%s' % (len(names), tail),
-                     head + '%d choices' % len(names)):
-            if len(text) <= width:
-                return [text]
-        return [text[:width]]
-    if not choices.factors:
-        return [choices.note[:width]] if choices.note else []
-    sites_ = list(dict.fromkeys(s for s, _ in choices.factors))
-    built = [choice_name(s, choices.decide(s)) for s in sites_ if choices.decide(s)]
-    counts = ', '.join('%s %d' % (name, built.count(name)) for name in graph_choice_flag.CHOICES
-                       if name in built)
-    head = 'graph choices %s: %d of %d sites changed' % (choices.when, len(built), len(sites_))
-    detail = ' (%s)' % counts if counts else ''
-    for text in (head + detail + tail, head + detail, head + tail, head):
-        if len(text) <= width:
-            return [text]
-    return [head[:width]]
-
-
-def table(choices: Choices, width: int = BRIEF_WIDTH) -> list[str]:
-    """--print_graph_choices: the full table of the choices after a title line, for each
-    choice name the sites built in it ('on') and the others ('off'), each with its factor,
-    wrapped at `width` characters; none when nothing is chosen or measured."""
-    if choices.mode == graph_choice_flag.OFF or (choices.mode == graph_choice_flag.MEASURED
-                                                 and not choices.factors):
-        return []
-    if choices.mode != graph_choice_flag.MEASURED:
-        return describe(choices)
-    lines = textwrap.wrap('graph choices %s (time vs today\'s form, forward + gradients):'
-                          % choices.when, width, subsequent_indent='  ')
-    for name in graph_choice_flag.CHOICES:
-        found = [(s, form, f) for (s, form), f in choices.factors.items()
-                 if choice_name(s, form) == name]
-        for state, rows in (('on', [r for r in found if choices.decide(r[0]) == r[1]]),
-                            ('off', [r for r in found if choices.decide(r[0]) != r[1]])):
-            if found and (rows or state == 'on'):
-                text = '%s %s %s' % (name, state, ', '.join(
-                    '%s %.2fx' % (s.describe(), f) for s, _, f in rows) or 'none')
-                lines += textwrap.wrap(text, width, initial_indent='  ',
-                                       subsequent_indent='      ')
-    return lines
-
-
-def describe(choices: Choices) -> list[str]:
-    """The header's lines of the choices (none when nothing is chosen or measured), e.g.
-    'graph choices measured here (time vs today's form, forward + gradients):
-    conv1x1_matmul on 16x14x14x1024->256 0.81x; off 16x56x56x64->256 1.12x; ...' or
-    'graph choices forced (--graph_choices): conv1x1_matmul'. A shape is listed 'on' under the
-    form built, 'off' under each other form with its factor."""
-    if choices.mode == graph_choice_flag.OFF:
-        return []
-    if choices.mode != graph_choice_flag.MEASURED:
-        return brief(choices, width=1 << 20)  # the forced names, each with its sites
-    if not choices.factors:
-        return [choices.note] if choices.note else []
-    parts = []
-    for name in graph_choice_flag.CHOICES:
-        rows = [(s, form, f) for (s, form), f in choices.factors.items()
-                if choice_name(s, form) == name]
-        if not rows:
-            continue
-        on = ['%s %.2fx' % (s.describe(), f) for s, form, f in rows if choices.decide(s) == form]
-        off = ['%s %.2fx' % (s.describe(), f) for s, form, f in rows if choices.decide(s) != form]
-        parts.append('%s on %s%s' % (name, ', '.join(on) or 'none',
-                                     '; off ' + ', '.join(off) if off else ''))
-    return ['graph choices %s (time vs today\'s form, forward + gradients): %s' % (
-        choices.when, '; '.join(parts))]
+                   {by_item[i]: sp for i, (_, sp) in got.items()}, places=places,
+                   unkept=unkept)

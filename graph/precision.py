@@ -278,7 +278,8 @@ def _listed(caps) -> str:
 def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = None,
                    capabilities: list[tuple[int, int]] | None = None,
                    measured: dict[str, float] | None = None, when: str = 'measured here',
-                   gradients: bool = True, shapes=None) -> tuple[bool, str]:
+                   gradients: bool = True, shapes=None,
+                   norm_and_pool=('batch norm', 'pooling')) -> tuple[bool, str]:
     """Whether `device` computes in `dtype` natively, with the evidence.
 
     CPU: bfloat16 needs AVX512_BF16 or AMX_BF16, float16 AVX512_FP16 or AMX_FP16 (without them
@@ -305,6 +306,8 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
         out the gradient kernels and what runs in float32 for them.
       shapes: the kernel_speed.ProbeShapes `measured` was timed at (RunPlan.kernel_shapes),
         for kernel_speed.far_slower_warning's floor; None: no floor.
+      norm_and_pool: what of batch norm and pooling the model has (`norm_and_pool_parts`):
+        an emulated float16 run computes them in float32.
 
     Returns:
       (native, text), e.g. (False, 'CPU has no avx512_bf16/amx_bf16: bfloat16 is emulated').
@@ -358,8 +361,9 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
                            % ('/'.join(found), ', '.join(
                                '%s %s' % (k.replace('_gradients', ' grad'),
                                           kernel_speed.factor_text(v)) for k, v in busy.items())))
-        return False, ('CPU has %s; float16 kernels unmeasured here (some took 400x '
-                       'float32\'s time)' % '/'.join(found))
+        return False, ('CPU has %s; float16 kernels %s (some took 400x float32\'s time)' % (
+            '/'.join(found), 'measured on a busy host, not kept' if kernel_speed.busy_probe(
+                dtype) else 'unmeasured here'))
     if found:
         return True, 'CPU has %s: native %s' % ('/'.join(found), name)
     limit = machine.onednn_isa_limit()
@@ -369,9 +373,9 @@ def native_support(dtype: tf.DType, device: str, *, flags: set[str] | None = Non
     if measured is not None:  # gradients in float32 whatever was measured (gradient_scope)
         text += '; ' + kernel_speed.describe(dtype, measured, when=when,
                                              gradients=gradients).split('; gradients')[0]
-        in_float32 = [part for part, wanted in (('gradients', gradients),
-                                                ('batch norm and pooling', dtype == tf.float16))
-                      if wanted]
+        in_float32 = [part for part, wanted in (
+            ('gradients', gradients),
+            (' and '.join(norm_and_pool), dtype == tf.float16 and norm_and_pool)) if wanted]
         if in_float32:
             text += '; %s in float32' % ', '.join(in_float32)
     return False, text
@@ -444,6 +448,23 @@ def float32_norm_and_pool(dtype, device) -> bool:
     GPUs keep the graph they had.
     """
     return dtype == tf.float16 and emulated(dtype, device)
+
+
+#: The op types of what float32_norm_and_pool computes in float32, by the name the header uses.
+NORM_AND_POOL_OPS = (('batch norm', ('FusedBatchNorm', 'FusedBatchNormV2', 'FusedBatchNormV3')),
+                     ('pooling', ('MaxPool', 'AvgPool')))
+
+
+def norm_and_pool_parts(plan) -> tuple[str, ...]:
+    """Which of 'batch norm' and 'pooling' (NORM_AND_POOL_OPS) the run's model has, from its
+    forward pass built once at batch 1 (models/flops.placeholder_graph, cached per process):
+    what a float16 run without float16 arithmetic computes in float32 (`float32_norm_and_pool`;
+    lenet has no batch norm: its header said 'batch norm, pooling' in float32)."""
+    from ..models import flops
+    _, graph, _ = flops.placeholder_graph(plan.model, plan.dataset, plan.image_size,
+                                          plan.num_classes)
+    types = {op.type for op in graph.get_operations()}
+    return tuple(part for part, ops in NORM_AND_POOL_OPS if types.intersection(ops))
 
 
 def cpu_unit_flags(dtype) -> tuple[str, ...]:
@@ -521,8 +542,9 @@ def probe_shapes(plan):
     """The kernel_speed.ProbeShapes of a reduced-precision CPU run (RunPlan.kernel_shapes): its
     model's largest convolution and matmul at its per-device batch (an --eval run's: the
     evaluation's), from the model's forward pass built once at batch 1 with placeholder
-    variables (models/flops.placeholder_graph, cached per process); None for a float32 or GPU
-    run."""
+    variables (models/flops.placeholder_graph, cached per process), cut to the probe's bound
+    (kernel_speed.NATIVE_BOUND times the default's for bfloat16 on a CPU with its units);
+    None for a float32 or GPU run."""
     if plan.compute_dtype == tf.float32 or plan.params.device != 'cpu':
         return None
     from ..models import flops
@@ -530,4 +552,7 @@ def probe_shapes(plan):
                                           plan.num_classes)
     batch = (plan.eval.per_device_batch_size if plan.params.eval and plan.eval is not None
              else plan.per_device_batch_size)
-    return kernel_speed.run_shapes(graph, batch)
+    # bfloat16 on a CPU with its units runs near float32's speed: its probe times the run's
+    # ops whole up to a larger bound (alexnet's 8x9216x4096 matmul, not a cut 1x8192x4096).
+    near = plan.compute_dtype == tf.bfloat16 and has_cpu_units(tf.bfloat16)
+    return kernel_speed.run_shapes(graph, batch, kernel_speed.NATIVE_BOUND if near else 1)

@@ -39,6 +39,8 @@ from . import precision
 WIDTH = 100
 INDENT = 13
 MAX_LINES = 3
+#: What the block says of kernel factors this run measured on a busy host and did not keep.
+BUSY = 'measured, not kept (busy host)'
 #: Terser and terser forms of the phrases (see the module docstring), tried in this order.
 LEVELS = ('full', 'short factors', 'emulated forward factors', 'no isa detail',
           'no loss scale period', 'short unmeasured', 'short emulated', 'no factor date',
@@ -98,7 +100,8 @@ def factors_phrase(measured: dict[str, float], date: str, gradients: bool = True
 def phrases(p, dtype: tf.DType, variable_dtype: tf.DType, *, level: int = 0,
             flags: set[str] | None = None, capabilities=None,
             measured: dict[str, float] | None = None, date: str = '', planned: str = '',
-            tf32: str | None = None, environ=None, shapes=None) -> list[str]:
+            tf32: str | None = None, environ=None, shapes=None, busy: bool = False,
+            norm_and_pool=('batch norm', 'pooling')) -> list[str]:
     """The block's phrases in order (module docstring), at terseness `level` (an index of
     LEVELS).
 
@@ -115,6 +118,10 @@ def phrases(p, dtype: tf.DType, variable_dtype: tf.DType, *, level: int = 0,
       environ: the environment (default os.environ): ONEDNN_MAX_CPU_ISA.
       shapes: the kernel_speed.ProbeShapes `measured` was timed at (RunPlan.kernel_shapes),
         for the gradients it runs in float32 (kernel_speed.float32_gradient_kinds).
+      busy: no quiet factors, but this run measured them on a busy host, not kept
+        (kernel_speed.busy_probe): 'kernels measured, not kept (busy host)', not 'unmeasured'.
+      norm_and_pool: what of batch norm and pooling the model has
+        (precision.norm_and_pool_parts): an emulated float16 run computes them in float32.
     """
     gradients = not (p.forward_only or p.eval)
     loss = [loss_scale_phrase(p, level)] if loss_scale_phrase(p, level) else []
@@ -146,20 +153,24 @@ def phrases(p, dtype: tf.DType, variable_dtype: tf.DType, *, level: int = 0,
             if measured is not None:
                 support = [factors_phrase(measured, date, gradients, level)]
             elif level >= LEVELS.index('short unmeasured'):  # the warning says the rest
-                support = ['%s kernels unmeasured here' % dtype.name]
+                support = ['%s kernels %s' % (dtype.name, 'not kept (busy)' if busy
+                                              else 'unmeasured here')]
             elif dtype == tf.float16:  # 'float16 kernels unmeasured here (...)'
                 support = [precision.native_support(dtype, 'cpu', flags=flags)[1].split('; ')[1]]
-            else:
-                support = ['native %s, kernels unmeasured here' % dtype.name]
+            else:  # a busy probe's factors are in its warning line, not kept
+                support = ['native %s, kernels %s' % (dtype.name, BUSY if busy
+                                                      else 'unmeasured here')]
         else:
             in_float32 += ['gradients'] if gradients else []
-            in_float32 += ['batch norm', 'pooling'] if dtype == tf.float16 else []
+            in_float32 += list(norm_and_pool) if dtype == tf.float16 else []
             limit = machine.onednn_isa_limit(environ)
             support = ['emulated: no %s' % '/'.join(wanted)]
             if level >= LEVELS.index('short emulated'):  # the warning names the units
                 support = ['emulated']
             elif limit and level < LEVELS.index('no isa detail'):
                 support[0] += ' under ONEDNN_MAX_CPU_ISA=%s' % limit
+            if measured is None and busy and level < LEVELS.index('short unmeasured'):
+                support.append('kernels %s' % BUSY)
             if measured is not None:
                 support.append(factors_phrase(
                     measured, date, gradients and level < LEVELS.index('emulated forward factors'),
@@ -189,7 +200,8 @@ def block(p, dtype: tf.DType, variable_dtype: tf.DType, *, room: int = MAX_LINES
           **kwargs) -> list[str]:
     """The precision block (without the graph choices): the fullest form of `phrases` whose
     lines fit in `room` lines of at most WIDTH characters, else the tersest form. `kwargs`:
-    `phrases`' (flags, capabilities, measured, date, planned, tf32, environ, shapes)."""
+    `phrases`' (flags, capabilities, measured, date, planned, tf32, environ, shapes, busy,
+    norm_and_pool)."""
     for level in range(len(LEVELS)):
         lines = pack(phrases(p, dtype, variable_dtype, level=level, **kwargs))
         if len(lines) <= room and all(len(line) <= WIDTH for line in lines):

@@ -457,13 +457,13 @@ def quiet_advice() -> str:
 
 
 def off_text(environ=None) -> str | None:
-    """'the calibration record is off (TF_CNN_CALIBRATION=off): unset it, or set it to a
+    """'TF_CNN_CALIBRATION=off turns the calibration record off: unset it, or set it to a
     file's path, to measure and keep one' when the record is off (`record_path`), else None."""
     if record_path(environ) is not None:
         return None
     value = (os.environ if environ is None else environ).get(ENV, '').strip()
-    return ('the calibration record is off (%s=%s): unset it, or set it to a file\'s path, to '
-            'measure and keep one' % (ENV, value))
+    return ('%s=%s turns the calibration record off: unset it, or set it to a file\'s path, '
+            'to measure and keep one' % (ENV, value))
 
 
 def unwritable_text(path: str) -> str:

@@ -22,6 +22,14 @@ def choice_key(cpu_model: str, tf_version: str, intra: int, inter: int, item: st
                                 + calibration.on_cpus(intra), item)
 
 
+def with_spread(got: dict) -> tuple[dict, float]:
+    """(got, the spread of the whole measurement): the largest of its factors' spreads
+    relative to the factor (a Measurement's spread is relative: 0.12 = within 12%), where
+    each item of `got` is (factor, spread in factor units, graph/graph_choices.py's passes).
+    It was 0.0 whatever the passes measured (--calibrate reported 'spread 0%')."""
+    return got, max((float(sp) / max(float(f), 1e-9) for f, sp in got.values()), default=0.0)
+
+
 def choice_factors(items, threads: tuple[int, int], measure_fn, *, refresh: bool = False,
                    measure_missing: bool = False, what: str = 'graph choices', secs: float = 0,
                    path: str | None = None, cpu_model: str | None = None,
@@ -57,7 +65,7 @@ def choice_factors(items, threads: tuple[int, int], measure_fn, *, refresh: bool
     fresh = {}
     if todo and (refresh or measure_missing):
         batch = calibration.measure(
-            CHOICE_KIND, 'graph choices', lambda: (measure_fn(todo, intra, inter), 0.0),
+            CHOICE_KIND, 'graph choices', lambda: with_spread(measure_fn(todo, intra, inter)),
             what=what, secs=secs, cores=calibration.cores(intra), meter=meter, upto=True)
         for item in todo:
             factor, spread = batch.value[item]

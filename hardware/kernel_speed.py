@@ -51,21 +51,29 @@ of the cores is not kept (the run then uses the last quiet one, or none: the CPU
 `refresh=True` (--refresh_peak, --calibrate) measures again, once per process. The graph
 choices' factors (`choice_factors`) are kept in the same record. The key names the shapes
 timed: a run of other shapes (another model or batch) probes once more (PROBE_VERSION 3:
-probes of one fixed shape are not read).
+probes of one fixed shape are not read). Which shapes: hardware/probe_shapes.py.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import statistics
 import time
-from typing import NamedTuple
 
 import tensorflow as tf
 
 from . import calibration, machine
+from .probe_shapes import (  # noqa: F401  (the probe's shapes, re-exported)
+    DEFAULT_SHAPES,
+    MIN_ROWS,
+    NATIVE_BOUND,
+    ProbeShapes,
+    capped,
+    macs,
+    run_shapes,
+    shape_text,
+)
 
 tf1 = tf.compat.v1
 
@@ -100,102 +108,6 @@ BUDGET_SECS = 0.8
 #: What the announcement says the probe takes: graph, session, warm-ups and the budget.
 MEASURE_SECS = 3.0
 KIND = 'reduced-precision kernel factors'
-
-
-class ProbeShapes(NamedTuple):
-    """The shapes the probe times, NHWC.
-
-    Attributes:
-      conv: (batch, height, width, input channels, kernel height, kernel width, output
-        channels, stride) of a convolution with SAME padding.
-      matmul: (rows, inner, columns) of a [rows, inner] x [inner, columns] product.
-      of_run: True when they are a run's (`run_shapes`), False for DEFAULT_SHAPES.
-      absent: the kinds ('conv', 'matmul') the run has none of (its shape is then the
-        default's, timed for the record's key but deciding nothing: `_decides`).
-    """
-
-    conv: tuple
-    matmul: tuple
-    of_run: bool = False
-    absent: tuple = ()
-
-    def conv_text(self) -> str:
-        """'4x28x28x64 3x3->64' (' stride 2' after it where the stride is 2)."""
-        n, h, w, c, kh, kw, k, stride = self.conv
-        return '%dx%dx%dx%d %dx%d->%d%s' % (n, h, w, c, kh, kw, k,
-                                            ' stride %d' % stride if stride != 1 else '')
-
-    def matmul_text(self) -> str:
-        """'32x1024x1024' (rows x inner x columns)."""
-        return 'x'.join(str(d) for d in self.matmul)
-
-    def text(self) -> str:
-        """'conv 4x28x28x64 3x3->64, matmul 32x1024x1024' (the record key's last part)."""
-        return 'conv %s, matmul %s' % (self.conv_text(), self.matmul_text())
-
-
-#: The probe's shapes where a run's are not known (and its bound: `capped`).
-DEFAULT_SHAPES = ProbeShapes((4, 28, 28, 64, 3, 3, 64, 1), (32, 1024, 1024))
-
-
-def macs(kind: str, shape: tuple) -> int:
-    """Multiply-adds of a forward 'conv' (ProbeShapes.conv, SAME padding) or 'matmul'."""
-    if kind == 'matmul':
-        return math.prod(shape)
-    n, h, w, c, kh, kw, k, stride = shape
-    return n * -(-h // stride) * -(-w // stride) * c * kh * kw * k
-
-
-def capped(kind: str, shape: tuple, limit: int | None = None) -> tuple:
-    """`shape` ('conv' or 'matmul', as ProbeShapes holds them) cut to at most `limit`
-    multiply-adds (default: DEFAULT_SHAPES' of the kind): its batch (a matmul's rows) first,
-    then a convolution's height and width alike, a matmul's inner dimension, each at least 1
-    (a convolution's at least its kernel's)."""
-    default = DEFAULT_SHAPES.conv if kind == 'conv' else DEFAULT_SHAPES.matmul
-    limit = macs(kind, default) if limit is None else limit
-    if macs(kind, shape) <= limit:
-        return tuple(shape)
-    one = (1,) + tuple(shape[1:])
-    per_item = macs(kind, one)
-    if per_item <= limit:
-        return (limit // per_item,) + tuple(shape[1:])
-    if kind == 'matmul':
-        _, inner, columns = shape
-        return (1, max(1, min(inner, limit // columns)), columns)
-    _, h, w, c, kh, kw, k, stride = shape
-    scale = math.sqrt(limit / per_item)
-    return (1, max(kh, int(h * scale)), max(kw, int(w * scale)), c, kh, kw, k, stride)
-
-
-def run_shapes(graph, batch: int) -> ProbeShapes:
-    """The probe's shapes of a run: its largest Conv2D and MatMul by multiply-adds at
-    `batch` images (the per-device batch), each `capped`; DEFAULT_SHAPES' of a kind the run
-    has none of. A convolution of the images (4 input channels or fewer: a stem, which has no
-    input gradient and whose filter gradient reads 3 channels) counts only where the model
-    has no other (resnet50's 7x7 stem has a few more multiply-adds than its 3x3 layers).
-
-    Args:
-      graph: a tf.Graph of the model's forward pass built NHWC at batch 1 (with static
-        shapes: models/flops.placeholder_graph).
-      batch: the run's per-device batch.
-    """
-    convs, matmuls = [], []
-    for op in graph.get_operations():
-        if op.type == 'Conv2D':
-            x, f = (t.shape.as_list() for t in op.inputs[:2])
-            stride = int(op.get_attr('strides')[1])
-            convs.append((batch, x[1], x[2], x[3], f[0], f[1], f[3], stride))
-        elif op.type == 'MatMul':
-            a, b = (t.shape.as_list() for t in op.inputs[:2])
-            inner = a[0] if op.get_attr('transpose_a') else a[1]
-            columns = b[0] if op.get_attr('transpose_b') else b[1]
-            matmuls.append((batch, inner, columns))
-    convs = [s for s in convs if s[3] > 4] or convs
-    conv = max(convs, key=lambda s: macs('conv', s), default=None)
-    matmul = max(matmuls, key=lambda s: macs('matmul', s), default=None)
-    return ProbeShapes(capped('conv', conv) if conv else DEFAULT_SHAPES.conv,
-                       capped('matmul', matmul) if matmul else DEFAULT_SHAPES.matmul, True,
-                       tuple(k for k, s in (('conv', conv), ('matmul', matmul)) if s is None))
 
 
 def _kind_ops(dtype, shapes: ProbeShapes):
@@ -430,7 +342,7 @@ def probe(dtype: tf.DType, threads: tuple[int, int] = (0, 0), *, refresh: bool =
         KIND, key, lambda: fn(dtype.name, intra, inter),
         what='%s kernels against float32 (%s: convolution %s, matmul %s, and their gradients)'
         % (dtype.name, 'this run\'s largest' if shapes.of_run else 'the default shapes',
-           shapes.conv_text(), shapes.matmul_text()),
+           shapes.run_text('conv'), shapes.run_text('matmul')),
         secs=MEASURE_SECS, cores=calibration.cores(intra), refresh=refresh, path=path,
         meter=meter)
     got = got if _valid(got) else None
@@ -453,6 +365,13 @@ _BUSY: dict = {}
 #: kind whose quiet factor is 0.8x); a float16 matmul measured 491x on a busy host, 400-580x
 #: quietly.
 BEYOND_LOAD_FACTOR = 10.0
+
+
+def busy_probe(dtype: tf.DType) -> dict[str, float] | None:
+    """{kind: factor} of KINDS of this process's probe of `dtype` on a busy host that left no
+    quiet factors (measured, not kept: the header says so instead of 'unmeasured'), or None."""
+    got = _BUSY.get(dtype.name)
+    return dict(got) if got else None
 
 
 def busy_far_slower(dtype: tf.DType) -> dict[str, float]:
@@ -544,10 +463,12 @@ def far_slower_warning(flag: str, dtype: tf.DType, measured: dict[str, float],
     faster = faster or 'float32 (drop %s)' % flag
     names = {'conv': 'convolution', 'matmul': 'matmul'}
     where = ''
-    if shapes is not None and shapes.of_run:
+    if shapes is not None and shapes.of_run:  # the run's own op where it was cut
+        whole = {'conv': shapes.run_conv, 'matmul': shapes.run_matmul}
         where = 'this run\'s largest %s, timed at %s; ' % (' and '.join(
-            '%s' % names[k] for k in slow), ' and '.join(
-            shapes.conv_text() if k == 'conv' else shapes.matmul_text() for k in slow))
+            names[k] + (' ' + shape_text(k, whole[k]) if whole[k] else '') for k in slow),
+            ' and '.join(shapes.conv_text() if k == 'conv' else shapes.matmul_text()
+                         for k in slow))
     return ('%s: %s %s run %s slower than float32 on this CPU (%s%s); the faster choice: %s' % (
         flag, dtype.name, ' and '.join('%ss' % names[k] for k in slow),
         ' and '.join('%.1fx' % v for v in slow.values()), where, when, faster))

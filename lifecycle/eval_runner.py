@@ -265,7 +265,7 @@ def progress_line(batches: int, examples: int, seconds: float) -> str:
 
 
 def rest_line(count: int, batch_secs: float, first_secs: float) -> str:
-    """'Timed part: 14 more batches, about 1.7 s (0.12 s the second batch; the first took
+    """'Timed part: 14 more batches, about 1.7 s (120 ms the second batch; the first took
     2.18 s, set-up included)': the rest of an evaluation from its second batch's time. The
     first batch sets up what the session runs (kernels, their buffers, the input's threads),
     often many times a batch's time, so the estimate leaves it out, as a training run without

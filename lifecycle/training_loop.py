@@ -272,17 +272,21 @@ def _check_finite(loss, step, lr_fn, spec: LoopSpec, parts_fn, result: LoopResul
 
 
 def format_step_secs(seconds: float) -> str:
-    """A step's or batch's time as the estimate lines give it, never '0.00 s': 0.123 ->
-    '0.12 s', from below 0.01 s in milliseconds (0.00173 -> '1.73 ms'), below 0.005 ms
-    'under 0.01 ms'."""
-    if seconds >= 0.01:
+    """A step's or batch's time as the estimate lines give it: from 1 s on in seconds to two
+    decimals (1.5 -> '1.50 s'), below it in milliseconds to 3 significant digits (0.123 ->
+    '123 ms', 0.0123 -> '12.3 ms', 0.00173 -> '1.73 ms', 0.0004 -> '0.400 ms'), below
+    0.01 ms 'under 0.01 ms'. (From 0.01 s it used to say '0.01 s' for a 10.4-ms step: one
+    significant digit.)"""
+    if seconds >= 0.9995:  # what rounds to 1000 ms reads '1.00 s'
         return '%.2f s' % seconds
-    return '%.2f ms' % (seconds * 1e3) if seconds >= 5e-6 else 'under 0.01 ms'
+    if seconds < 1e-5:
+        return 'under 0.01 ms'
+    return '%s ms' % ('%#.3g' % (seconds * 1e3)).rstrip('.')
 
 
 def format_duration(seconds: float) -> str:
     """0.4 -> '0.4 s', 75 -> '1 min 15 s', 4000 -> '1 h 7 min'; below 0.05 s as
-    `format_step_secs` (0.04 -> '0.04 s', 0.0035 -> '3.50 ms'), not '0.0 s'."""
+    `format_step_secs` (0.04 -> '40.0 ms', 0.0035 -> '3.50 ms'), not '0.0 s'."""
     if seconds < 0.05:
         return format_step_secs(seconds)
     if seconds < 60:
@@ -301,7 +305,7 @@ def timed_part_line(steps: int, step_secs: float) -> str:
 
 
 def set_up_bound_line(steps: int, step_secs: float) -> str:
-    """'Timed part: 80 steps, at most 22 s (0.27 s the only warm-up step, set-up included)':
+    """'Timed part: 80 steps, at most 22 s (270 ms the only warm-up step, set-up included)':
     the timed part's bound from a warm-up of one step, which also set up the executor (the
     steps after it are usually much faster: the first timed step's line follows,
     `rest_line`)."""
@@ -316,10 +320,10 @@ def rest_line(count: int, first_secs: float, unit: str = 'step',
     """'Timed part: 99 more steps, about 3 min 18 s (2.00 s the first step, set-up included)':
     what the rest of a timed part will take, from its first step's time: without warm-up an
     over-estimate (the first step also sets up the executor); after a warm-up of one step
-    (`set_up` False: 'Timed part: 79 more steps, about 1.5 s (0.02 s the first timed step)'),
+    (`set_up` False: 'Timed part: 79 more steps, about 1.5 s (19.0 ms the first timed step)'),
     a step without set-up; from the second step of a run without warm-up (`set_up_secs`, the
-    first step's time: 'Timed part: 98 more steps, about 1.6 s (0.02 s the second step; the
-    first took 0.31 s, set-up included)')."""
+    first step's time: 'Timed part: 98 more steps, about 1.6 s (16.3 ms the second step; the
+    first took 310 ms, set-up included)')."""
     if set_up_secs is not None:
         return 'Timed part: %d more %s, about %s (%s the second %s; the first took %s, ' \
             'set-up included)' % (count, unit if count == 1 else units,
@@ -526,10 +530,10 @@ def _set_up_line(result: LoopResult, images_per_step: int, log) -> None:
     median = statistics.median(times[1:])
     if not median or times[0] <= 2 * median or result.elapsed_secs <= times[0]:
         return
-    log('note: the first timed step took %.2f s, %.0fx the others\' median: with '
+    log('note: the first timed step took %s, %.0fx the others\' median: with '
         '--num_warmup_batches=0 the set-up is in the total line\'s images/sec (%.2f without '
         'that step); 1 or more warm-up steps leave it out' % (
-            times[0], times[0] / median,
+            format_step_secs(times[0]), times[0] / median,
             images_per_step * (len(times) - 1) / (result.elapsed_secs - times[0])))
 
 

@@ -200,7 +200,7 @@ def cpu_device_peak(plan, *, refresh: bool = False, cpu_peak_fn=None,
         off = calibration.off_text()  # TF_CNN_CALIBRATION=off: --calibrate is refused there
         return {'peak_flops_per_sec': None, 'measured_now': False, 'step_precision': what,
                 'peak_source': 'no %s peak: %s' % (label, off) if off else
-                'no quiet calibration of the %s peak on this host (%s)' % (
+                'no quiet calibration of the %s peak on this host: %s' % (
                     label, calibration.quiet_advice())}
     peak = (mixed_peak(rates[dtypes[0]], rates['float32'], plan.training) if what == 'mixed'
             else rates[dtypes[0]])

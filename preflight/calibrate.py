@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from .. import cnn_util
 from .. import params as params_lib
-from ..graph import precision
+from ..graph import graph_choices, precision
 from ..hardware import calibration, kernel_speed
 from ..metrics import utilisation
 from ..models import model_catalog
@@ -34,13 +34,20 @@ BUSY_STATUS = 3
 
 
 def _value_text(m: calibration.Measurement) -> str:
-    """'229.0 GFLOP/s (matmul)', 'conv 0.90x, conv_gradients 1.10x, ...' or '36 factors'."""
+    """'229.0 GFLOP/s (matmul)', 'conv 0.90x, conv_gradients 1.10x, ...' or '36 factors
+    0.62x-1.35x, 3 below 0.90x' (the graph choices': their range and how many are below
+    graph_choices.FASTER_FACTOR, stored or not)."""
     value = m.value
     if isinstance(value, dict) and 'flops_per_sec' in value:
         return '%.1f GFLOP/s (%s)' % (float(value['flops_per_sec']) / 1e9,
                                       value.get('kernel', '?'))
     if isinstance(value, dict) and m.kind == kernel_speed.CHOICE_KIND:
-        return '%d factors' % len(value)
+        factors = [float(v[0] if isinstance(v, (tuple, list)) else v) for v in value.values()]
+        if not factors:
+            return '0 factors'
+        return '%d factors %.2fx-%.2fx, %d below %.2fx' % (
+            len(factors), min(factors), max(factors),
+            sum(f < graph_choices.FASTER_FACTOR for f in factors), graph_choices.FASTER_FACTOR)
     if isinstance(value, dict):
         return ', '.join('%s %.2fx' % (k, float(v)) for k, v in sorted(value.items()))
     return '%.3g' % float(value)
@@ -49,13 +56,15 @@ def _value_text(m: calibration.Measurement) -> str:
 def report_line(m: calibration.Measurement) -> str:
     """One line of the report, e.g. 'calibration: stored CPU peak|float32|2 threads: 229.0
     GFLOP/s (matmul); spread 2%, others 0.05 of 2 cores, 3.1 s' or 'calibration: NOT stored
-    (other processes used 1.90 of 2 cores, more than 25%): ...'."""
+    (other processes used 1.90 of 2 cores, more than 25%): ...' (the graph choices': 'spread
+    up to 12%', the largest of their factors')."""
     what = '|'.join(m.key.split('|')[2:]) or m.kind
     state = ('stored' if m.quiet else 'NOT stored (other processes used %.2f of %s, '
              'more than %.0f%%)' % (m.others_cores or 0.0, cnn_util.counted(m.cores, 'core'),
                                     100 * calibration.QUIET_LIMIT))
-    return 'calibration: %s %s: %s; spread %.0f%%, %s, %.1f s' % (
-        state, what, _value_text(m), 100 * m.spread, m.load_text(), m.measure_secs)
+    return 'calibration: %s %s: %s; spread %s%.0f%%, %s, %.1f s' % (
+        state, what, _value_text(m), 'up to ' if m.kind == kernel_speed.CHOICE_KIND else '',
+        100 * m.spread, m.load_text(), m.measure_secs)
 
 
 def summary_line(q, path: str) -> str:
@@ -113,8 +122,13 @@ def run(make_bench, p, visible_gpus: int) -> int:
     made = calibration.journal_since(mark)
     for m in made:
         cnn_util.log_fn(report_line(m))
-    for line in lines:
-        cnn_util.log_fn(line.strip())
+    for line in lines:  # the precision block, its lines after the first indented as the header's
+        cnn_util.log_fn(line.rstrip())
+    unkept = getattr(plan.graph_choices, 'unkept', None)
+    shown = p.print_graph_choices and not plan.graph_choices.factors  # its table is the block's
+    if unkept is not None and not shown:  # what the busy measurement found, not stored
+        for line in graph_choices.table(unkept):
+            cnn_util.log_fn(line)
     if peak.get('peak_flops_per_sec'):
         cnn_util.log_fn('calibration: the utilisation line will divide by %.1f GFLOP/s (%s)' % (
             peak['peak_flops_per_sec'] / 1e9, peak['peak_source']))

@@ -248,6 +248,10 @@ def _mode_rules(p, rule) -> None:
              'with --forward_only (no gradients, no updates)')
         rule(('print_training_accuracy',), 'with --forward_only (its step lines always have '
              'the top_1_accuracy and top_5_accuracy columns, as the original\'s)')
+    if p.forward_only or p.eval:  # graph/graph_choices.py: a training graph's only
+        rule(('graph_choices', 'print_graph_choices'), 'with --%s (the graph choices change '
+             'only a training graph: inference keeps its own)'
+             % ('eval' if p.eval else 'forward_only'))
     if p.eval:
         rule(OPTIMIZER_FLAGS + TRAINING_ONLY_FLAGS + ONE_TOWER_FLAGS, 'with --eval (nothing is '
              'trained)')

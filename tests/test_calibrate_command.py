@@ -21,8 +21,16 @@ import helpers
 def test_a_busy_calibration_counts_every_figure_it_could_not_store(calibration_record,
                                                                    monkeypatch):
     monkeypatch.setattr(calibration, 'new_meter', lambda cores: helpers.FakeMeter(1.5, cores))
-    monkeypatch.setattr(graph_choices, 'measure', lambda shapes, intra, inter: {
-        (s, form): 0.5 for s in shapes for form in graph_choices.forms_of(s)})
+
+    def measure(shapes, intra, inter, spreads):
+        # The 1x1 convolutions 0.5x as MatMuls (a spread of 0.1 between the passes: 20% of
+        # it), 0.6x with a MatMul filter gradient, the memory-bound forms 1.2x: the busy report
+        # shows what it found (prec58 item 3).
+        got = {(s, form): {'matmul': 0.5, 'filter_matmul': 0.6}.get(form, 1.2)
+               for s in shapes for form in graph_choices.forms_of(s)}
+        spreads.update({key: 0.1 if f == 0.5 else 0.0 for key, f in got.items()})
+        return got
+    monkeypatch.setattr(graph_choices, 'measure', measure)
     monkeypatch.setattr(cpu_peak, 'measure', lambda dtype, threads: (
         {'flops_per_sec': 1e11, 'kernel': 'matmul'}, 0.02))
     got = helpers.run_command('--calibrate', '--model=resnet50', '--image_size=32',
@@ -36,7 +44,21 @@ def test_a_busy_calibration_counts_every_figure_it_could_not_store(calibration_r
     assert got.stdout.splitlines()[-1] == (
         'calibration: 2 of 2 figures not stored: the host was busy; run '
         '`tf_cnn_benchmarks --calibrate` again when it is quiet')
-    assert "graph choices: none (measured on a busy host, not stored)" in lines
+    # The choices' figures, not stored: their range and count below 0.90x, and the spread
+    # the passes measured (it read 'spread 0%' whatever they measured: a placeholder).
+    [choice] = [x for x in not_stored if ' graph choice' in x]
+    assert ': 39 factors 0.50x-1.20x, 30 below 0.90x; spread up to 20%,' in choice, choice
+    # The precision block keeps the header's indent (it lost it: `line.strip()`), and says
+    # what the busy measurement would change; the table of its figures follows.
+    block = lines[lines.index('Precision:   float32 compute, float32 variables') + 1]
+    # resnet50's 36 1x1 convolutions of 85 places, built as MatMuls where quiet.
+    assert block == ('             graph choices: none (measured on a busy host, not stored; '
+                     'would change 36 of 85 places)')
+    title = [i for i, x in enumerate(lines)
+             if x.startswith('graph choices measured on a busy host, not stored or used')]
+    assert title and 'on: what it would build' in ' '.join(lines[title[0]:title[0] + 2])
+    assert any(x.startswith('  conv1x1_matmul on 2x8x8x64->256 0.50x (4 places), 2x8x8x64->64 '
+                            '0.50x, ') for x in lines), lines
     assert not any('add --calibrate' in x for x in lines)
     # Before: 'the utilisation line will divide by nothing: ...'.
     assert any(x.startswith('calibration: there will be no utilisation line: no quiet '
@@ -67,7 +89,7 @@ def test_calibrate_says_what_it_calibrates_before_it_measures_and_counts_in_one_
                                         r"against today's\)", announced).groups())
     assert sites < factors  # resnet50's 1x1 convolutions have more than one form
     stored = next(x for x in lines if x.startswith('calibration: stored graph choice'))
-    assert ': %d factors;' % factors in stored, stored
+    assert ': %d factors 0.50x-0.50x, %d below 0.90x;' % (factors, factors) in stored, stored
 
 
 def test_the_summary_line_counts_threads_in_their_number_and_names_a_pinned_cpu_set(

@@ -96,8 +96,10 @@ def printed_choice_patterns(note: str) -> list[str]:
     count = graph_choices.brief(measured, width=1000)[0]
     head = count.split(' (')[0]
     title = graph_choices.table(measured)[0]
+    counted = forced._replace(forced_sites={'conv1x1_matmul': 1}, places={site: 1})
     return [_pattern(note), _pattern(graph_choices.brief(forced)[0]),
-            _pattern(head, r'( \((\w+ \d+)(, \w+ \d+)*\))?'), _pattern(title, '( .*)?')]
+            _pattern(head, r'( \((\w+ \d+)(, \w+ \d+)*\))?'), _pattern(title, '( .*)?'),
+            _pattern(graph_choices.table(counted)[0])]
 
 
 def test_the_graph_choices_lines_the_pages_quote_are_printed(monkeypatch, calibration_record):

@@ -161,7 +161,7 @@ def test_the_eval_estimate_leaves_the_first_batchs_set_up_out():
     lines = []
     totals, batch_times, elapsed = eval_runner.timed_batches(
         run_batch, 16, log=lines.append, clock=lambda: now[0])
-    assert lines == ['Timed part: 14 more batches, about 1.7 s (0.12 s the second batch; the '
+    assert lines == ['Timed part: 14 more batches, about 1.7 s (120 ms the second batch; the '
                      'first took 2.14 s, set-up included)']
     assert list(totals) == [120, 240, 128] and elapsed == pytest.approx(2.14 + 15 * 0.12)
     assert batch_times == pytest.approx([2.14] + [0.12] * 15)

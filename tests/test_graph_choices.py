@@ -30,21 +30,21 @@ _SITES: dict = {}
 
 @pytest.fixture(autouse=True)
 def _sites_built_once(monkeypatch):
-    """graph_choices.sites builds the whole model in a scratch graph (resnet50: 2-3 CPU
+    """graph_choices.site_places builds the whole model in a scratch graph (resnet50: 2-3 CPU
     seconds) each time a plan's choices resolve: for the settled run, then again for each of a
     test's own resolve calls. Its result is a function of the model and the plan's batch, image
     size, layout, dtypes and classes only, so this module builds each such set once and hands
     out copies; the choices, warnings and graphs asserted are those of the same sites."""
-    real = graph_choices.sites
+    real = graph_choices.site_places
 
     def once(plan, model):
         key = (model.name, model.dataset, plan.per_device_batch_size, plan.image_size,
                plan.data_format, plan.compute_dtype, plan.variable_dtype, plan.num_classes)
         if key not in _SITES:
             _SITES[key] = real(plan, model)
-        return list(_SITES[key])
+        return dict(_SITES[key])
 
-    monkeypatch.setattr(graph_choices, 'sites', once)
+    monkeypatch.setattr(graph_choices, 'site_places', once)
 
 
 def _builder_net(choose, data_format, dtype):
@@ -367,8 +367,10 @@ def test_the_header_names_the_measured_choices(monkeypatch, calibration_record):
     assert len(seen) == 15  # resnet50's distinct 1x1 shapes (at any batch and image size)
     # The header counts them in one line; the table (--print_graph_choices, the results JSON)
     # names each.
-    assert lines[1].strip() == ('graph choices measured here: 9 of 24 sites changed '
-                                '(conv1x1_matmul 9)')
+    # In places of the graph (prec58 item 6), not the 24 distinct shapes: 36 1x1 convolutions
+    # (30 of stride 1, built as MatMuls), 33 ReLUs after a batch norm, 16 residual joins.
+    assert lines[1].strip() == ('graph choices measured here: 30 of 85 places changed '
+                                '(conv1x1_matmul 30)')
     table = graph_choices.table(bench.plan.graph_choices)
     assert table[0] == 'graph choices measured here (time vs today\'s form, forward + gradients):'
     assert any(line.startswith('  conv1x1_matmul on 3x8x8x64->256 0.50x') for line in table)
@@ -493,7 +495,7 @@ def test_forced_choices_say_whether_they_change_a_site(flags, changed, capsys):
     line = graph_choices.brief(plan.graph_choices)[0]
     err = capsys.readouterr().err
     if changed:
-        assert line == ('graph choices forced (--graph_choices): relu_float32 %d'
+        assert line == ('graph choices forced (--graph_choices): relu_float32 %d places'
                         % counts['relu_float32'])
         assert 'change' not in err
     else:

@@ -212,7 +212,8 @@ def test_the_brief_line_counts_what_the_table_lists():
     built = [s for s in dict.fromkeys(s for s, _ in choices.factors) if choices.decide(s)]
     names = [graph_choices.choice_name(s, choices.decide(s)) for s in built]
     counts = collections.Counter(names)
-    head = 'graph choices measured here: %d of %d sites changed' % (len(built), len(_sites()))
+    # Places (each site here is at one: no Choices.places given).
+    head = 'graph choices measured here: %d of %d places changed' % (len(built), len(_sites()))
     detail = ' (%s)' % ', '.join('%s %d' % (n, counts[n]) for n in graph_choice_flag.CHOICES
                                  if n in counts)
     # The counts by choice where they fit, else the hint to the table.
@@ -220,7 +221,7 @@ def test_the_brief_line_counts_what_the_table_lists():
     assert graph_choices.brief(choices, width=len(head + detail)) == [head + detail]
     # A cached run's longer 'when' leaves the counts out, never the line's width.
     [cached] = graph_choices.brief(_measured())
-    assert cached == ('graph choices measured 2026-12-03T13:04:22Z, cached: %d of %d sites '
+    assert cached == ('graph choices measured 2026-12-03T13:04:22Z, cached: %d of %d places '
                       'changed' % (len(built), len(_sites())))
     table = graph_choices.table(choices)
     assert all(len(x) <= graph_choices.BRIEF_WIDTH for x in table)
@@ -246,7 +247,8 @@ def test_print_graph_choices_puts_the_table_in_the_header_and_the_json_has_it():
 
 def test_a_runs_results_json_records_its_graph_choices(tmp_path):
     result = helpers.tiny_run(num_batches=1, num_warmup_batches=0, graph_choices='relu_xla')
-    # 'forced_sites': how many of the model's sites each forced choice changed (none in the
-    # trivial model: its header says '(no site)').
+    # 'forced_sites': how many places of the model's graph each forced choice changed, of
+    # how many distinct shapes (none in the trivial model: its header says '(no site)').
     assert result['plan']['graph_choices'] == {'mode': ['relu_xla'], 'when': '', 'sites': [],
-                                               'forced_sites': {'relu_xla': 0}}
+                                               'forced_sites': {'relu_xla': 0},
+                                               'forced_shapes': {'relu_xla': 0}}

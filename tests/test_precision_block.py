@@ -58,14 +58,15 @@ CPU_CASES = [
      ['bfloat16 compute, float32 variables and gradients', 'emulated: no avx512_bf16/amx_bf16',
       DATE, 'conv ', '0.6', 'matmul ', '0.9']),
     ('fp16-emulated-isa', dict(use_fp16=True), set(), FAST, 'AVX512_CORE',
-     ['float16 compute, float32 variables, gradients, batch norm, pooling',
+     # The trivial model has no batch norm and no pooling: neither is named (prec58 item 7).
+     ['float16 compute, float32 variables and gradients',
       'loss scale 128', 'emulated: no avx512_fp16/amx_fp16', DATE, 'conv ', '0.6',
       'matmul ', '0.9']),
     ('bf16-forward-only', dict(use_bf16=True, forward_only=True), BF16, SLOW_GRADIENTS, None,
      ['bfloat16 compute on avx512_bf16/amx_bf16, float32 variables',
       DATE, 'vs float32', 'conv 1.02x, matmul 1.02x']),
     ('fp16-eval-emulated', dict(use_fp16=True, eval=True), set(), FAST, None,
-     ['float16 compute, float32 variables, batch norm, pooling',
+     ['float16 compute, float32 variables',
       'emulated: no avx512_fp16/amx_fp16', DATE, 'vs float32', 'conv 0.60x, matmul 0.90x']),
 ]
 
@@ -109,7 +110,7 @@ def test_a_cpu_block_fits_three_lines_of_100_and_keeps_its_facts(case, with_choi
     for fact in facts:
         assert fact in text, (fact, block)
     if with_choices:
-        assert block[-1].startswith('             graph choices measured here: 1 of 1 sites')
+        assert block[-1].startswith('             graph choices measured here: 1 of 1 places')
     err = capsys.readouterr().err
     if isa:  # the block may leave it out; the warning says it
         assert 'ONEDNN_MAX_CPU_ISA=%s' % isa in err
@@ -183,3 +184,47 @@ def test_packing_puts_what_fits_on_a_line_and_terser_forms_only_when_needed():
     tight = precision_block.block(p, *precision.compute_dtypes(p), room=2, flags=FP16,
                                   measured=FAR_SLOWER, date=DATE)
     assert len(tight) == 2 and 'x2 per' not in ' '.join(tight)
+
+
+BUSY_FACTORS = {'conv': 0.7, 'conv_gradients': 0.6, 'matmul': 0.8, 'matmul_gradients': 0.9}
+
+
+def test_a_probe_on_a_busy_host_is_said_measured_not_kept(monkeypatch):
+    # Before: 'native bfloat16, kernels unmeasured here' right after the warning
+    # 'reduced-precision kernel factors measured now: not kept, other processes used 0.96 of
+    # 2 cores' (and in --calibrate's report after the factors it printed).
+    monkeypatch.setattr(kernel_speed, 'probe', lambda dtype, threads=(0, 0), **kw: None)
+    monkeypatch.setattr(kernel_speed, '_BUSY', {})
+    for flags, cpu, unmeasured, busy in (
+            (dict(use_bf16=True), {'avx512_bf16'}, 'native bfloat16, kernels unmeasured here',
+             'native bfloat16, kernels measured, not kept (busy host)'),
+            (dict(use_fp16=True), set(), 'emulated: no avx512_fp16/amx_fp16',
+             'emulated: no avx512_fp16/amx_fp16; kernels measured, not kept (busy host)')):
+        monkeypatch.setattr(precision, 'cpu_flags', lambda path='/proc/cpuinfo', c=cpu: set(c))
+        plan = dataclasses.replace(helpers.tiny_bench(**flags).plan, graph_choices=None)
+        kernel_speed._BUSY.clear()  # no busy probe in this process
+        block = run_header.precision_lines(plan)
+        assert unmeasured in ' '.join(block) and 'not kept' not in ' '.join(block), block
+        kernel_speed._BUSY[plan.compute_dtype.name] = dict(BUSY_FACTORS)
+        block = run_header.precision_lines(plan)
+        _fits(block)
+        assert busy in ' '.join(x.strip() for x in block), block
+
+
+@pytest.mark.parametrize('model, parts', [
+    ('lenet', ('pooling',)),  # no batch norm: its block said 'batch norm, pooling'
+    ('resnet20', ('batch norm', 'pooling')),
+    ('trivial', ()),
+])
+def test_an_emulated_float16_block_names_only_what_the_model_computes_in_float32(
+        model, parts, monkeypatch):
+    monkeypatch.setattr(precision, 'cpu_flags', lambda path='/proc/cpuinfo': set())
+    monkeypatch.setattr(kernel_speed, 'probe', lambda dtype, threads=(0, 0), **kw: None)
+    data = {'resnet20': dict(data_name='cifar10', image_size=None),
+            'lenet': dict(image_size=28)}.get(model, {})
+    plan = helpers.tiny_bench(model=model, use_fp16=True, **data).plan
+    assert precision.norm_and_pool_parts(plan) == parts
+    block = run_header.precision_lines(dataclasses.replace(plan, graph_choices=None))
+    kept = 'float16 compute, float32 %s' % precision_block._and(
+        ['variables', 'gradients', *parts])
+    assert block[0].startswith('Precision:   ' + kept + ';'), block

@@ -199,7 +199,7 @@ def test_without_warm_up_a_slow_first_step_is_said_with_the_figure_without_it(mo
     lines = []
     training_loop.run_loop(Spec(num_warmup=0, num_steps=2, images_per_step=4, display_every=1),
                            _Clocked(monkeypatch, [0.2, 0.02]), [], log=lines.append)
-    assert [x for x in lines if x.startswith('note: the first timed step took 0.20 s, 10x ')]
+    assert [x for x in lines if x.startswith('note: the first timed step took 200 ms, 10x ')]
     # A first step like the others, or a warm-up step: no note.
     for warmup, times in ((0, [0.01] * 4), (1, [1.0] + [0.01] * 4)):
         lines = []
@@ -377,10 +377,10 @@ def test_one_warm_up_step_gives_a_bound_and_the_first_timed_step_the_estimate(mo
     lines = []
     training_loop.run_loop(Spec(num_warmup=1, num_steps=80, images_per_step=2,
                                 display_every=100), step, log=lines.append)
-    assert lines[2] == ('Timed part: 80 steps, at most 22 s (0.27 s the only warm-up step, '
+    assert lines[2] == ('Timed part: 80 steps, at most 22 s (270 ms the only warm-up step, '
                         'set-up included)')
     assert lines[4].startswith('1\timages/sec: 100.0')
-    assert lines[5] == 'Timed part: 79 more steps, about 1.6 s (0.02 s the first timed step)'
+    assert lines[5] == 'Timed part: 79 more steps, about 1.6 s (20.0 ms the first timed step)'
     assert len([line for line in lines if line.startswith('Timed part')]) == 2
 
 
@@ -389,7 +389,7 @@ def test_one_warm_up_step_and_one_timed_step_have_only_the_bound(monkeypatch):
     training_loop.run_loop(Spec(num_warmup=1, num_steps=1, images_per_step=2, display_every=10),
                            _Clocked(monkeypatch, [0.27, 0.02]), log=lines.append)
     assert [line for line in lines if line.startswith('Timed part')] == [
-        'Timed part: 1 step, at most 0.3 s (0.27 s the only warm-up step, set-up included)']
+        'Timed part: 1 step, at most 0.3 s (270 ms the only warm-up step, set-up included)']
 
 
 def test_without_warm_up_steps_the_estimate_follows_the_second_timed_step(monkeypatch):
@@ -399,7 +399,7 @@ def test_without_warm_up_steps_the_estimate_follows_the_second_timed_step(monkey
     training_loop.run_loop(Spec(num_warmup=0, num_steps=11, images_per_step=4,
                                 display_every=100), step, log=lines.append)
     assert lines[3].startswith('1\timages/sec: ')
-    assert lines[4] == ('Timed part: 9 more steps, about 2.2 s (0.25 s the second step; the '
+    assert lines[4] == ('Timed part: 9 more steps, about 2.2 s (250 ms the second step; the '
                         'first took 3.50 s, set-up included)')
     assert len([line for line in lines if line.startswith('Timed part')]) == 1
     # A run of 2 steps: the first gives the estimate of the one left.
@@ -408,7 +408,7 @@ def test_without_warm_up_steps_the_estimate_follows_the_second_timed_step(monkey
                                 display_every=100), _Clocked(monkeypatch, [0.5, 0.25]),
                            log=lines.append)
     assert [line for line in lines if line.startswith('Timed part')] == [
-        'Timed part: 1 more step, about 0.5 s (0.50 s the first step, set-up included)']
+        'Timed part: 1 more step, about 0.5 s (500 ms the first step, set-up included)']
 
 
 def test_a_one_step_run_without_warm_up_has_nothing_left_to_estimate(monkeypatch):
@@ -422,7 +422,7 @@ def test_a_one_step_run_without_warm_up_has_nothing_left_to_estimate(monkeypatch
 
 def test_durations_read_as_a_person_would_say_them():
     assert [training_loop.format_duration(s) for s in (0.04, 9.94, 59.4, 75, 3600, 4000)] == [
-        '0.04 s', '9.9 s', '59 s', '1 min 15 s', '1 h 0 min', '1 h 7 min']
+        '40.0 ms', '9.9 s', '59 s', '1 min 15 s', '1 h 0 min', '1 h 7 min']
 
 
 def test_a_sub_millisecond_batch_is_not_shown_as_zero_seconds():
@@ -431,11 +431,21 @@ def test_a_sub_millisecond_batch_is_not_shown_as_zero_seconds():
     from tf_cnn_benchmarks.lifecycle import eval_runner
     assert eval_runner.rest_line(2, 0.00173, 0.0512) == (
         'Timed part: 2 more batches, about 3.46 ms (1.73 ms the second batch; the first took '
-        '0.05 s, set-up included)')
+        '51.2 ms, set-up included)')
     assert [training_loop.format_step_secs(s) for s in (2.0, 0.01, 0.0099, 0.0004, 1e-6)] == [
-        '2.00 s', '0.01 s', '9.90 ms', '0.40 ms', 'under 0.01 ms']
+        '2.00 s', '10.0 ms', '9.90 ms', '0.400 ms', 'under 0.01 ms']
     assert training_loop.timed_part_line(4, 0.0025) == (
-        'Timed part: 4 steps, about 0.01 s (2.50 ms a step in the warm-up)')
+        'Timed part: 4 steps, about 10.0 ms (2.50 ms a step in the warm-up)')
+
+
+def test_a_step_below_a_second_reads_in_ms_to_three_digits():
+    # A user's runs: 'Timed part ... (8.84 ms a step)' for one, '(0.01 s a step)' for a 10-ms
+    # step of another: from 0.01 s the seconds kept one significant digit.
+    assert [training_loop.format_step_secs(s) for s in (
+        0.0123, 0.123, 1.5, 0.0104, 0.9994, 0.9996, 0.00884, 1.5e-5)] == [
+        '12.3 ms', '123 ms', '1.50 s', '10.4 ms', '999 ms', '1.00 s', '8.84 ms', '0.0150 ms']
+    assert training_loop.timed_part_line(10, 0.0104) == (
+        'Timed part: 10 steps, about 0.1 s (10.4 ms a step in the warm-up)')
 
 
 class _Tracer(run_hooks.RunHook):

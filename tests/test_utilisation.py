@@ -115,17 +115,16 @@ def test_no_quiet_peak_is_no_utilisation_and_says_how_to_calibrate(tmp_path, mon
         assert util['fraction_of_peak'] is None
         return utilisation.format_utilisation(util)
     assert line() == (
-        'utilisation: not known (no quiet calibration of the float32 peak on this host (run '
-        '`tf_cnn_benchmarks --calibrate` on a quiet host))')
+        'utilisation: not known (no quiet calibration of the float32 peak on this host: run '
+        '`tf_cnn_benchmarks --calibrate` on a quiet host)')
     # --calibrate on a busy host advised running --calibrate: now to run it again when quiet.
     with calibration.calibrating():
-        assert line().endswith('(rerun this --calibrate when the host is quiet))')
+        assert line().endswith('on this host: rerun this --calibrate when the host is quiet)')
     # TF_CNN_CALIBRATION=off advised --calibrate, which is refused with off: it says off.
     monkeypatch.setenv('TF_CNN_CALIBRATION', 'OFF')
     assert line() == (
-        'utilisation: not known (no float32 peak: the calibration record is off '
-        "(TF_CNN_CALIBRATION=OFF): unset it, or set it to a file's path, to measure and keep "
-        'one)')
+        'utilisation: not known (no float32 peak: TF_CNN_CALIBRATION=OFF turns the calibration '
+        "record off: unset it, or set it to a file's path, to measure and keep one)")
 
 
 def test_a_recorded_peak_below_the_runs_rate_is_measured_again_once():
