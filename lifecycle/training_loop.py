@@ -279,20 +279,28 @@ def format_step_secs(seconds: float) -> str:
     significant digit.)"""
     if seconds >= 0.9995:  # what rounds to 1000 ms reads '1.00 s'
         return '%.2f s' % seconds
-    if seconds < 1e-5:
+    ms = seconds * 1e3
+    if ms < 0.01:
         return 'under 0.01 ms'
-    return '%s ms' % ('%#.3g' % (seconds * 1e3)).rstrip('.')
+    if ms < 0.1:  # 3 significant digits would claim microsecond-hundredths: 0.0100 ms
+        return '%.2f ms' % ms
+    return '%s ms' % ('%#.3g' % ms).rstrip('.')
 
 
 def format_duration(seconds: float) -> str:
-    """0.4 -> '0.4 s', 75 -> '1 min 15 s', 4000 -> '1 h 7 min'; below 0.05 s as
-    `format_step_secs` (0.04 -> '40.0 ms', 0.0035 -> '3.50 ms'), not '0.0 s'."""
-    if seconds < 0.05:
+    """0.4 -> '0.4 s', 75 -> '1 min 15 s', 4000 -> '1 h 7 min'; below what rounds to
+    0.1 s as `format_step_secs` (0.074 -> '74.0 ms', 0.0035 -> '3.50 ms'), not '0.1 s' or
+    '0.0 s'; rounded before the unit is chosen (59.6 -> '1 min 0 s', 3599.6 -> '1 h 0 min',
+    not '60 s' or '60 min 0 s')."""
+    if seconds < 0.095:
         return format_step_secs(seconds)
-    if seconds < 60:
-        return '%.1f s' % seconds if seconds < 10 else '%d s' % round(seconds)
-    if seconds < 3600:
-        return '%d min %d s' % divmod(int(round(seconds)), 60)
+    if seconds < 9.95:
+        return '%.1f s' % seconds
+    whole = int(round(seconds))
+    if whole < 60:
+        return '%d s' % whole
+    if whole < 3600:
+        return '%d min %d s' % divmod(whole, 60)
     return '%d h %d min' % divmod(int(round(seconds / 60)), 60)
 
 

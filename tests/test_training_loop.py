@@ -423,6 +423,10 @@ def test_a_one_step_run_without_warm_up_has_nothing_left_to_estimate(monkeypatch
 def test_durations_read_as_a_person_would_say_them():
     assert [training_loop.format_duration(s) for s in (0.04, 9.94, 59.4, 75, 3600, 4000)] == [
         '40.0 ms', '9.9 s', '59 s', '1 min 15 s', '1 h 0 min', '1 h 7 min']
+    # A last user's edges: 0.054 and 0.074 s both read '0.1 s' (0.0499 '49.9 ms'); 3599.6 s
+    # read '60 min 0 s'. Rounded before the unit is chosen.
+    assert [training_loop.format_duration(s) for s in (0.054, 0.074, 9.96, 59.6, 3599.6)] == [
+        '54.0 ms', '74.0 ms', '10 s', '1 min 0 s', '1 h 0 min']
 
 
 def test_a_sub_millisecond_batch_is_not_shown_as_zero_seconds():
@@ -442,8 +446,9 @@ def test_a_step_below_a_second_reads_in_ms_to_three_digits():
     # A user's runs: 'Timed part ... (8.84 ms a step)' for one, '(0.01 s a step)' for a 10-ms
     # step of another: from 0.01 s the seconds kept one significant digit.
     assert [training_loop.format_step_secs(s) for s in (
-        0.0123, 0.123, 1.5, 0.0104, 0.9994, 0.9996, 0.00884, 1.5e-5)] == [
-        '12.3 ms', '123 ms', '1.50 s', '10.4 ms', '999 ms', '1.00 s', '8.84 ms', '0.0150 ms']
+        0.0123, 0.123, 1.5, 0.0104, 0.9994, 0.9996, 0.00884, 5e-5, 1e-5)] == [
+        '12.3 ms', '123 ms', '1.50 s', '10.4 ms', '999 ms', '1.00 s', '8.84 ms', '0.05 ms',
+        '0.01 ms']  # not '0.0500 ms', '0.0100 ms' (a last user's)
     assert training_loop.timed_part_line(10, 0.0104) == (
         'Timed part: 10 steps, about 0.1 s (10.4 ms a step in the warm-up)')
 
