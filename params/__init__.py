@@ -442,7 +442,7 @@ def check_ranges(p: Params) -> None:
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
             raise ParamsError('--%s must fit in 64 bits. Received: %s=%r' % (
                 spec.name, spec.name, value))
-        problem = bounds.problem(spec.name, spec.lower, value)  # with what 0 means
+        problem = bounds.problem(spec.name, spec.lower, value, spec.help)  # with what 0 means
         if problem:
             raise ParamsError(problem)
     problem = optimizer_ranges.problem(p) or tolerance_problem(p.fail_on_slower)

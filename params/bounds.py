@@ -24,6 +24,8 @@ Pure Python, no TensorFlow: the command calls it before TensorFlow loads.
 
 from __future__ import annotations
 
+import re
+
 from ..cnn_util import number_text
 from .zero_values import KEPT_ZERO, UNSET_BY_ZERO
 
@@ -45,20 +47,27 @@ FRACTIONS = {'stop_at_top_1_accuracy': 'a top-1 accuracy, a fraction from 0 to 1
                                        '75%), as the evaluations print it'}
 
 
-def zero_meaning(name: str) -> str | None:
-    """What 0 means for flag `name` ('no checkpoint every N steps'), or None when 0 is not
-    special."""
+#: What a flag's help says 0 is: '... (0: off).', '...; 0 uses the model default.'
+_HELP_ZERO = re.compile(r'\(0: ([^);]+)|\b0 uses ([^.;]+)')
+
+
+def zero_meaning(name: str, help_text: str = '') -> str | None:
+    """What 0 means for flag `name` ('no checkpoint every N steps'), or, for a flag whose 0 is
+    its own value, what its help text says 0 is ('the model default' from '0 uses the model
+    default', 'off' from '(0: off)'); None when 0 is not special."""
     if name in KEPT_ZERO:
         return KEPT_ZERO[name]
     if name in UNSET_BY_ZERO:
         return UNSET_BY_ZERO[name] or _WORKED_OUT.get(name, 'unset')
-    return None
+    found = _HELP_ZERO.search(help_text)
+    return (found.group(1) or found.group(2)).strip() if found else None
 
 
-def problem(name: str, lower, value) -> str | None:
+def problem(name: str, lower, value, help_text: str = '') -> str | None:
     """The usage error of `value` for flag `name` with lower bound `lower` (None: none), or
-    None when it is in range."""
-    meaning = zero_meaning(name)
+    None when it is in range; `help_text` (the flag's help) says what 0 is where the flag's
+    own value 0 is special: '--batch_size must be >= 0 (0: the model default)'."""
+    meaning = zero_meaning(name, help_text)
     if lower is not None and value < lower:
         if meaning is None:
             bound = '>= %s' % lower

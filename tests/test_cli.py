@@ -60,7 +60,8 @@ def test_training_run_prints_the_documented_format():
 @pytest.mark.parametrize('args, status, text', [
     (['--model=resnet9000'], 2, "unknown --model='resnet9000'; did you mean resnet50, resnet101 "
      'or resnet50_v2? valid models for'),
-    (['--batch_size=-1'], 2, '--batch_size must be >= 0. Received: batch_size=-1'),
+    (['--batch_size=-1'], 2, '--batch_size must be >= 0 (0: the model default). Received: '
+                             'batch_size=-1'),
     (['--num_batches=5', '--num_epochs=1'], 2, '--num_batches and --num_epochs exclude'),
     (['--num_gpus=0'], 2, '--num_gpus must be >= 1'),
     (['--optimizer=lbfgs'], 2, '--optimizer must be one of'),

@@ -47,7 +47,13 @@ def test_params_are_immutable():
 
 
 @pytest.mark.parametrize('kwargs, text', [
-    ({'batch_size': -1}, '--batch_size must be >= 0. Received: batch_size=-1'),
+    ({'batch_size': -1}, '--batch_size must be >= 0 (0: the model default). Received: '
+                         'batch_size=-1'),
+    # What 0 is comes from the flag's help: '(0: off)' (before: only '>= 0', as if 0 were
+    # an ordinary count).
+    ({'save_model_secs': -5}, '--save_model_secs must be >= 0 (0: off). Received: '
+                              'save_model_secs=-5'),
+    ({'eval_batch_size': -2}, '--eval_batch_size must be >= 0 (0: --batch_size). Received: '),
     ({'num_gpus': 0}, '--num_gpus must be >= 1. Received: num_gpus=0'),
     ({'optimizer': 'lbfgs'}, "--optimizer must be one of 'sgd', 'momentum', 'rmsprop', 'adam'. "
                              "Received: optimizer='lbfgs'"),
