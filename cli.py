@@ -49,7 +49,7 @@ SIGPIPE_STATUS = console.SIGPIPE_STATUS  # 141: a tool whose reader went away
 
 
 def _fail(message: str, status: int) -> int:
-    print('error: %s' % message, file=sys.stderr, flush=True)
+    print('error: %s' % cnn_util.shown_name(message), file=sys.stderr, flush=True)
     return status
 
 

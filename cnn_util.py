@@ -7,16 +7,53 @@ import errno
 import math
 import os
 import re
+import shlex
 import sys
 import tempfile
 
 import numpy as np
 
 
-class BenchmarkError(Exception):
+def shown_name(text: str) -> str:
+    """`text` (a path, or a message naming one) as a message shows it: each byte a name could
+    not decode as a '\\xNN' escape (the bytes the user typed: '/tmp/n\\xc3\\xb6' for
+    'nö' under an ASCII locale without UTF-8 mode, 'td\\xff' for a name that is not UTF-8),
+    never Python's surrogate escapes ('\\udcc3\\udcb6', PEP 383), which a terminal shows
+    as noise. Other text, non-ASCII included, stays as it is, so applying it twice changes
+    nothing."""
+    return _SURROGATE.sub(lambda m: '\\x%02x' % (ord(m.group()) - 0xdc00)
+                          if 0xdc80 <= ord(m.group()) <= 0xdcff
+                          else '\\u%04x' % ord(m.group()), text)
+
+
+#: A lone surrogate: an undecodable byte's escape (U+DC80..U+DCFF) or any other.
+_SURROGATE = re.compile('[\ud800-\udfff]')
+
+
+def shell_arg(arg: str) -> str:
+    """`arg` as a shell reads it back, for a command a message suggests: '--label=a b' ->
+    "--label='a b'" (the value quoted, as `tf_cnn_results show` prints flags), an assignment
+    'TF_CNN_RESULTS_DB=a b' -> "TF_CNN_RESULTS_DB='a b'", any other word a shell would split
+    or expand quoted ('a b' -> "'a b'"); a word that needs no quotes is returned as it is."""
+    name, has_value, value = arg.partition('=')
+    if has_value and (arg.startswith('-') or re.fullmatch(r'[A-Z_][A-Z0-9_]*', name)):
+        return '%s=%s' % (name, shlex.quote(value))
+    return shlex.quote(arg)
+
+
+class ShownMessage:
+    """A mixin for error classes: a message argument is kept as `shown_name` shows it, so
+    that a path's undecodable bytes read as '\\xff' in the error line, never '\\udcff'."""
+
+    def __init__(self, *args):
+        super().__init__(*(shown_name(a) if isinstance(a, str) else a for a in args))
+
+
+class BenchmarkError(ShownMessage, Exception):
     """A runtime problem the user can fix (missing data, unreachable peer, bad checkpoint).
 
-    The entry script prints it as one line `error: <message>` and exits with status 1.
+    The entry script prints it as one line `error: <message>` and exits with status 1 (a
+    path's undecodable bytes shown as `shown_name` shows them).
     """
 
 
@@ -144,14 +181,15 @@ def log_fn(text: str) -> None:
 
 
 def warn(text: str) -> None:
-    """Prints one warning line `warning: <text>` to stderr."""
-    print('warning: %s' % text, file=sys.stderr, flush=True)
+    """Prints one warning line `warning: <text>` to stderr (a path's undecodable bytes as
+    `shown_name` shows them)."""
+    print('warning: %s' % shown_name(text), file=sys.stderr, flush=True)
 
 
 def note(text: str) -> None:
     """Prints one line `note: <text>` to stderr: a fact the user should know that asks for no
     change of the flags (a warning's does)."""
-    print('note: %s' % text, file=sys.stderr, flush=True)
+    print('note: %s' % shown_name(text), file=sys.stderr, flush=True)
 
 
 # Scales a median absolute deviation to the standard deviation of a normal distribution

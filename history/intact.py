@@ -11,6 +11,7 @@ recording one run there takes 0.02 s; once per command or run.
 
 from __future__ import annotations
 
+import shlex
 import sqlite3
 
 #: How many of quick_check's findings the message names.
@@ -34,4 +35,5 @@ def damage(conn: sqlite3.Connection, path: str) -> str | None:
     text = '; '.join(line for line in lines if line and not line.startswith('***'))
     return ('%s is a damaged SQLite database (PRAGMA quick_check: %s); it was left untouched: '
             'move it away (a new database is made in its place) or choose another '
-            '--results_db=PATH; `sqlite3 %s .recover` may save its runs' % (path, text, path))
+            '--results_db=PATH; `sqlite3 %s .recover` may save its runs'
+            % (path, text, shlex.quote(path)))

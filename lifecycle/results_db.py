@@ -4,11 +4,14 @@ training or forward-only run, `record` for an evaluation.
 The hook stamps result['finished_utc'] in phase `end` (so the results JSON has it too, and an
 ingest of that JSON later finds the same run) and records the complete result in phase
 `report`; a training or forward-only run on one host then prints one line after its total
-block: `Recorded as run 17 in /d/results.sqlite (tf_cnn_results show 17)` (the command with
---results_db=PATH for a database not the default: `database_flag`). Only the chief of a
-cluster records (wiring.make_hooks), once, with the cluster's total images/sec
-(result['cluster_images_per_sec'], cluster/coordination.py); it and an --eval run say no
-id, their output's documented last lines staying last (`RecordHook`'s say_id).
+block: `Recorded as run 17 in /d/results.sqlite (tf_cnn_results show 17)` (the database's
+path absolute, the command with --results_db=PATH for a database not the default:
+`database_flag`, every argument quoted for a shell: cnn_util.shell_arg), or, where the
+default place cannot be used (a home folder that does not exist, read-only storage), `Not
+recorded in a results database: <why>; <the fix>` (`unrecorded_line`; --noresults_db says
+nothing). Only the chief of a cluster records (wiring.make_hooks), once, with the cluster's
+total images/sec (result['cluster_images_per_sec'], cluster/coordination.py); it and an
+--eval run say no id, their output's documented last lines staying last (`RecordHook`'s say_id).
 
 A complete run is never lost while its write waits for another process's lock (up to
 store.BUSY_TIMEOUT_SECS; the wait is said: history/write_wait.py): its results are on disk
@@ -33,6 +36,7 @@ folder made for a copy that could not be written.
 from __future__ import annotations
 
 import os
+import shlex
 import tempfile
 from typing import NamedTuple
 
@@ -82,16 +86,18 @@ def database_flag(database: str) -> str:
     """' --results_db=PATH' naming `database` for a `tf_cnn_results` command line, or '' when
     it is the default database (store.default_path, not named by TF_CNN_RESULTS_DB: a shell
     without the run's environment reads the same file): a command pasted from a run's line
-    then reads or writes the database the run used."""
+    then reads or writes the database the run used. The path is quoted for a shell where it
+    needs it (" --results_db='/d/ré sults.db'": cnn_util.shell_arg)."""
     if (store.variable_value() is None
             and os.path.abspath(database) == os.path.abspath(store.default_path())):
         return ''
-    return ' --results_db=%s' % database
+    return ' ' + cnn_util.shell_arg('--results_db=' + database)
 
 
 def ingest_command(path: str, database: str) -> str:
-    """'`tf_cnn_results ingest PATH --results_db=DB`' (`database_flag`)."""
-    return '`tf_cnn_results ingest %s%s`' % (path, database_flag(database))
+    """'`tf_cnn_results ingest PATH --results_db=DB`' (`database_flag`; PATH quoted for a
+    shell where it needs it)."""
+    return '`tf_cnn_results ingest %s%s`' % (shlex.quote(path), database_flag(database))
 
 
 def recorded_line(database: str, run_id: int) -> str:
@@ -99,6 +105,19 @@ def recorded_line(database: str, run_id: int) -> str:
     (tf_cnn_results show 17)' (`database_flag` added for a database not the default)."""
     return 'Recorded as run %d in %s (tf_cnn_results show %d%s)' % (
         run_id, database, run_id, database_flag(database))
+
+
+#: The fix `unrecorded_line` gives.
+UNRECORDED_FIX = 'give --results_db=PATH to record runs (--noresults_db: record nothing)'
+
+
+def unrecorded_line(reason: str) -> str:
+    """The run's last line where `recorded_line` would stand, when its default database
+    cannot be used: 'Not recorded in a results database: its default place is under the home
+    folder /h (HOME), which does not exist and is not made; give --results_db=PATH to record
+    runs (--noresults_db: record nothing)'. `reason`: store.default_problem's text."""
+    return 'Not recorded in a results database: its default place %s; %s' % (
+        reason, UNRECORDED_FIX)
 
 
 def _logged_json(result: dict) -> str | None:
@@ -198,7 +217,7 @@ def _ingest_hint(database: str, read_only: str | None, path: str) -> str:
     read-only, into one that can be written."""
     if read_only:
         return ('`tf_cnn_results ingest %s --results_db=PATH` records them into a database '
-                'that can be written' % path)
+                'that can be written' % shlex.quote(path))
     return '%s records them' % ingest_command(path, database)
 
 
@@ -242,8 +261,12 @@ class RecordHook(run_hooks.RunHook):
     abort line names it).
 
     Args:
-      database: the database file (store.resolve_path of --results_db), or None when
-        --noresults_db: then only the finish time is stamped.
+      database: the database file (store.run_path of --results_db; made absolute, so that
+        its line's command works from any folder), or None when --noresults_db or its
+        default place cannot be used: then only the finish time is stamped.
+      unused: why the default place cannot be used (store.default_problem), when that is why
+        `database` is None: the run then ends with `unrecorded_line` where `recorded_line`
+        would stand (with `say_id`); None for --noresults_db, which says nothing.
       eval_run: an --eval run's hook, which records nothing when no checkpoint was evaluated.
       say_id: print `recorded_line` once recorded; False for a cluster's chief, whose last
         line is the cluster's images/sec (cluster/figures.py; tools/launch_cluster.py reads
@@ -262,8 +285,10 @@ class RecordHook(run_hooks.RunHook):
     output = 'the record in the results database'
     output_flag = '--results_db'
 
-    def __init__(self, database: str | None, eval_run: bool = False, say_id: bool = True):
-        self.database = database
+    def __init__(self, database: str | None, eval_run: bool = False, say_id: bool = True,
+                 unused: str | None = None):
+        self.database = results_log.absolute(database)
+        self.unused = None if database else unused
         self.eval_run = eval_run
         self.say_id = say_id
         self.run_id = None
@@ -278,6 +303,8 @@ class RecordHook(run_hooks.RunHook):
             return
         if results_log.timed_nothing(result):
             return
+        if self.unused and self.say_id and not result.get('aborted_by_signal'):
+            cnn_util.log_fn(unrecorded_line(self.unused))
         self._own_copy = _logged_json(result) is None
         self.run_id = record(self.database, result, kept=self._kept)
         if self.run_id is not None and self.say_id and not result.get('aborted_by_signal'):

@@ -57,7 +57,9 @@ named here, and the keys of eval, host_load and utilisation):
     checkpoint save at global step 20', lifecycle/checkpoints.py; a training step's
     non-finite loss, 'the non-finite loss (nan) at step 3' or '... at warm-up step 2',
     lifecycle/training_loop.py: that step is in neither the timed steps nor the warm-up
-    losses), results_file,
+    losses), results_file (the JSON's own path, absolute: `absolute`),
+    working_dir (the run's working folder, absolute: a relative path among the flags, as
+    given in params and given_flags, is read from it; null when the folder no longer existed),
     finished_utc ('YYYY-MM-DDTHH:MM:SS.ffffffZ', when the run finished: lifecycle/results_db.py),
     precision (a training or forward-only run: the header's precision facts,
     graph/precision_block.facts; null in an evaluation),
@@ -137,9 +139,9 @@ RESULT_KEYS = (
     'num_workers', 'image_size', 'restored_step', 'checkpoint_path', 'checkpoints',
     'global_step', 'eval', 'evals', 'stopped_at_top_1_accuracy', 'skipped_records',
     'stopped_early', 'stopped_in_warmup', 'stopped_by_signal', 'stopped_by_error',
-    'results_file', 'finished_utc', 'precision', 'frozen', 'summary_dir', 'graph_file',
-    'trace_file', 'tfprof_file', 'partition_graph_files', 'plot_file', 'step_breakdown',
-    'average_wall_time', 'last_average_loss', 'top_1_accuracy', 'top_5_accuracy',
+    'results_file', 'working_dir', 'finished_utc', 'precision', 'frozen', 'summary_dir',
+    'graph_file', 'trace_file', 'tfprof_file', 'partition_graph_files', 'plot_file',
+    'step_breakdown', 'average_wall_time', 'last_average_loss', 'top_1_accuracy', 'top_5_accuracy',
     'utilisation', 'input', 'memory', 'latency_ms', 'baseline', 'host_load')
 
 
@@ -174,7 +176,31 @@ def common_fields(plan) -> dict:
         'num_devices': len(plan.devices),
         'num_workers': plan.num_workers,
         'image_size': plan.image_size,
+        'working_dir': working_dir(),  # the user's relative flags are relative to it
     }
+
+
+def working_dir() -> str | None:
+    """The process's working folder (absolute), or None when it no longer exists (removed
+    after the shell entered it)."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
+
+
+def absolute(path: str | None) -> str | None:
+    """A local `path` the run makes and prints for later use (the results JSON, the
+    results database) as an absolute, normalised path (os.path.abspath: '../logs/./x/..' ->
+    '/home/u/logs'), so a command that names it works from any folder; a remote path
+    (gs://, runtime/file_systems.py), None, and a relative path whose working folder no
+    longer exists are returned as they are."""
+    if not path or file_systems.is_remote(path):
+        return path
+    try:
+        return os.path.abspath(path)
+    except OSError:  # the working folder was removed
+        return path
 
 
 def timed_nothing(result: dict) -> bool:
@@ -249,15 +275,15 @@ def write_json(result: dict, directory: str, prefix: str = 'tf_cnn_benchmarks',
     piece through TensorFlow's file system (an object appears when complete).
 
     Returns:
-      The file's path (also stored in result['results_file'] before writing; None again when
-      the write fails).
+      The file's path, absolute for a local one (`absolute`; also stored in
+      result['results_file'] before writing; None again when the write fails).
 
     Raises:
       cnn_util.BenchmarkError: the file cannot be written (a full disk, ...); no partial file is
         left behind, nor a folder this call made for it.
     """
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y%m%dT%H%M%S.%fZ')
-    path = os.path.join(directory, '%s_%s_%s.json' % (prefix, result['model'], stamp))
+    path = absolute(os.path.join(directory, '%s_%s_%s.json' % (prefix, result['model'], stamp)))
     result['results_file'] = path
     result.setdefault(configuration.FORMAT_KEY, configuration.RESULTS_FORMAT)
     # Strict JSON: a non-finite float is written as null (finite_for_json), and allow_nan=False

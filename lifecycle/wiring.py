@@ -67,8 +67,10 @@ def make_hooks(plan, model, dataset, *, is_local_device=None, stored_baseline=No
     if p.benchmark_log_dir:
         hooks.append(results_log.ResultsLogHook(p.benchmark_log_dir))
     if plan.is_chief:  # a cluster's run is recorded once, by its chief, with its total
-        hooks.append(results_db.RecordHook(store.run_path(p.results_db),
-                                           say_id=not getattr(plan, 'cluster_role', '')))
+        database = store.run_path(p.results_db)
+        hooks.append(results_db.RecordHook(
+            database, say_id=not getattr(plan, 'cluster_role', ''),
+            unused=None if database else store.default_problem(p.results_db)))
     evaluations = next((h for h in hooks
                         if isinstance(h, eval_during_training.EvalDuringTrainingHook)), None)
     if original_flags.ml_perf_wanted(p) and plan.is_chief:

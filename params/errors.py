@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import re
 
+from ..cnn_util import ShownMessage
 
-class ParamsError(ValueError):
-    """A parameter value or combination of parameters is invalid (usage error, exit status 2)."""
+
+class ParamsError(ShownMessage, ValueError):
+    """A parameter value or combination of parameters is invalid (usage error, exit status 2);
+    a path's undecodable bytes read as '\\xff' in its message (cnn_util.shown_name)."""
 
 
 def flag_error(flag: str, error) -> ParamsError:

@@ -49,8 +49,9 @@ EMPTY_FLAGFILE = ('--flagfile= names no file (an unset variable in a script?): g
 MAX_FLAGFILE_BYTES = 1 << 20
 
 
-class FlagfileError(ValueError):
-    """A flagfile line absl would misread, or a nested flagfile that cannot be opened."""
+class FlagfileError(cnn_util.ShownMessage, ValueError):
+    """A flagfile line absl would misread, or a nested flagfile that cannot be opened; a
+    path's undecodable bytes read as '\\xff' in its message (cnn_util.shown_name)."""
 
 
 def _directive_file(arg: str) -> str | None:
@@ -293,7 +294,8 @@ def _file_args(path: str, stack: list[tuple[str, str]], where: str | None,
             raise FlagfileError('%s: %s' % (line_where, EMPTY_FLAGFILE))
         if not os.path.exists(nested):
             beside = os.path.join(os.path.dirname(os.path.abspath(path)), nested)
-            hint = ('; it is beside %s: write --flagfile=%s' % (os.path.basename(path), beside)
+            hint = ('; it is beside %s: make the line --flagfile=%s (unquoted: absl reads a '
+                    "flagfile's lines as they are, no shell)" % (os.path.basename(path), beside)
                     if not os.path.isabs(nested) and os.path.isfile(beside) else '')
             raise FlagfileError(
                 '%s reads --flagfile=%s: no such file in %s (absl opens a nested flagfile from '

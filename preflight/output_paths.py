@@ -71,14 +71,8 @@ def encoding_problem(path: str) -> str | None:
     return None
 
 
-def shown_name(path: str) -> str:
-    """`path` as a message shows it: bytes its name could not decode as '\\xff' (the bytes
-    the user typed), not Python's surrogate escapes ('\\udcff')."""
-    try:
-        path.encode('utf-8')
-        return path
-    except UnicodeEncodeError:
-        return os.fsencode(path).decode('utf-8', 'backslashreplace')
+#: `path` as a message shows it: undecodable bytes as '\\xff' (cnn_util's, re-exported).
+shown_name = cnn_util.shown_name
 
 
 #: Tries of `_creatable_dir_problem` when the folder vanished between its making and the test

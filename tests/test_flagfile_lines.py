@@ -65,7 +65,8 @@ def test_a_nested_flagfile_not_found_names_the_folder_it_was_looked_for_in(tmp_p
     assert _error(tmp_path, monkeypatch, ['--flagfile=sub/outer.txt']) == (
         'sub/outer.txt line 2 reads --flagfile=common.txt: no such file in %s (absl opens a '
         'nested flagfile from the working directory, not from the folder of the file naming it); '
-        'it is beside outer.txt: write --flagfile=%s' % (tmp_path, sub / 'common.txt'))
+        "it is beside outer.txt: make the line --flagfile=%s (unquoted: absl reads a flagfile's "
+        'lines as they are, no shell)' % (tmp_path, sub / 'common.txt'))
 
 
 def test_a_nested_flagfile_is_checked_too(tmp_path, monkeypatch):

@@ -17,7 +17,6 @@ from __future__ import annotations
 import datetime
 import os
 import re
-import shlex
 import sys
 
 from tf_cnn_benchmarks import cnn_util, package_info
@@ -156,13 +155,8 @@ def link(path: str) -> str:
                    else c for c in path)
 
 
-def shell_arg(arg: str) -> str:
-    """`arg` as a shell reads it back: '--label=a b' -> "--label='a b'" (the value quoted, as
-    `tf_cnn_results show` prints flags), a word a shell would split or expand quoted."""
-    name, has_value, value = arg.partition('=')
-    if arg.startswith('-') and has_value:
-        return '%s=%s' % (name, shlex.quote(value))
-    return shlex.quote(arg)
+#: `arg` as a shell reads it back ("--label='a b'"): cnn_util's, re-exported.
+shell_arg = cnn_util.shell_arg
 
 
 def code(text: str) -> str:
