@@ -108,6 +108,18 @@ def error_summary(error: BaseException) -> str:
     return type(error).__name__
 
 
+#: The errors of making a file in an existing folder of a special file system (/proc: ENOENT).
+SPECIAL_FOLDER_ERRNOS = (errno.ENOENT, errno.EINVAL, errno.EOPNOTSUPP)
+
+
+def cannot_hold_text(folder: str, reason: str) -> str:
+    """The words for an existing `folder` where making a file failed with `reason`, one of
+    SPECIAL_FOLDER_ERRNOS' texts: 'the folder /proc exists but cannot hold files (a special
+    file system: making a file there fails: No such file or directory)'."""
+    return ('the folder %s exists but cannot hold files (a special file system: making a file '
+            'there fails: %s)' % (folder, reason))
+
+
 def write_problem(folder: str) -> str | None:
     """Why no file can be made in the existing `folder` ('cannot write in /x: Read-only file
     system'; a folder such as /proc, where making a file fails with 'No such file or
@@ -118,7 +130,7 @@ def write_problem(folder: str) -> str | None:
         tempfile.TemporaryFile(dir=folder).close()
     except OSError as e:
         reason = e.strerror or str(e)
-        if e.errno in (errno.ENOENT, errno.EINVAL, errno.EOPNOTSUPP) and os.path.isdir(folder):
+        if e.errno in SPECIAL_FOLDER_ERRNOS and os.path.isdir(folder):
             return 'cannot write in %s: not a normal folder (making a file there fails: %s)' % (
                 folder, reason)
         return 'cannot write in %s: %s' % (folder, reason)

@@ -73,14 +73,16 @@ def locked(path: str, wait_secs: float | None = None):
 
 def replace(path: str, document: dict) -> None:
     """Writes `document` as the record's JSON into a temporary file beside `path`, then renames
-    it over `path` (atomic: a reader sees the old record or the new one).
+    it over `path` (atomic: a reader sees the old record or the new one); where `path` is a
+    symbolic link, beside its target and over it (the link stays).
 
     Raises:
       OSError: the write failed (a full disk, ...; the temporary file is removed), or `path`
         is under a home folder that does not exist (before anything is made).
     """
     _check_home(path)
-    folder = os.path.dirname(os.path.abspath(path))
+    path = os.path.realpath(path)  # a symbolic link's target is replaced, the link stays
+    folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix='.calibration_', suffix='.tmp')
     try:

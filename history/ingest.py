@@ -33,6 +33,7 @@ import os
 
 from .. import cnn_util
 from ..metrics import configuration
+from ..runtime import file_systems
 from . import records, store
 
 SWEEP_FILE = 'results.jsonl'
@@ -107,14 +108,16 @@ def find_files(paths: list[str]) -> tuple[list[str], list[str]]:
     """(sweep results files, run JSONs) under `paths`, each sorted, none twice.
 
     Raises:
-      FileNotFoundError: a path does not exist (named in the message).
+      FileNotFoundError: a path does not exist (named in the message; a symbolic link that
+        leads nowhere, or a loop of them, named so: file_systems.dangling_link_on).
       NoResultsError: a folder holds neither a sweep's results file nor a run JSON at any
         level (a mistyped folder would otherwise ingest nothing and exit 0).
     """
     sweeps, runs = set(), set()
     for path in paths:
-        if not os.path.exists(path):
-            raise FileNotFoundError('%s does not exist' % path)
+        if not os.path.exists(path):  # a dangling link or a loop of links: named as such
+            raise FileNotFoundError(file_systems.dangling_link_on(path)
+                                    or '%s does not exist' % path)
         if os.path.isfile(path):
             (sweeps if os.path.basename(path).endswith('.jsonl') else runs).add(
                 os.path.abspath(path))

@@ -22,6 +22,7 @@ import statistics
 
 from .. import cnn_util
 from ..metrics import clean_runs
+from ..runtime import file_systems
 from . import plots, records, regressions
 
 STYLE = """
@@ -202,11 +203,12 @@ def write_page(out_dir: str, rows: list[dict], db_path: str, min_change_pct: flo
     text = build_page(rows, db_path, min_change_pct, include_unclean=include_unclean)
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, 'index.html')
-    tmp = path + '.tmp'
+    target = file_systems.write_target(path)  # an index.html that is a link: its target
+    tmp = target + '.tmp'
     try:
         with open(tmp, 'w', encoding='utf-8') as f:
             f.write(text)
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except OSError as e:
         if os.path.exists(tmp):
             os.remove(tmp)

@@ -46,6 +46,7 @@ import time
 
 from ..cnn_util import BenchmarkError
 from ..metrics import configuration
+from ..runtime import file_systems
 from . import disk_errors, intact, records, write_wait
 from .store_paths import (  # noqa: F401 (re-exported: where the database is)
     FILE_NAME,
@@ -82,7 +83,11 @@ def missing_error(path: str) -> StoreError:
     """The error of a database that is not there: where runs record it and how to load runs
     into it, or, under a home folder that does not exist (never made) or where it cannot be
     made (read-only storage: runs there are not recorded, and warn), that reason and the
-    places to give instead."""
+    places to give instead; a loop of symbolic links (file_systems.link_loop) named so."""
+    loop = file_systems.link_loop(path)
+    if loop:
+        return StoreError('no results database at %s: it is %s; give another --results_db=PATH'
+                          % (path, loop))
     home = home_problem(path) or (write_problem(path) or (None,))[0]  # read-only too
     if home:
         return StoreError('no results database at %s: it %s, so runs do not record there; '
@@ -269,9 +274,10 @@ def open_store(path: str, *, create: bool = True,
       sqlite3.Row.
 
     Raises:
-      StoreError: no file (with create=False), a folder that cannot be made (or is under a
-        home folder that does not exist: that is never made), a file that is not a results
-        database of this program, damaged (`_check_intact`) or newer, or a lock held too long.
+      StoreError: no file (with create=False; or a loop of symbolic links), a folder that
+        cannot be made (or is under a home folder that does not exist: that is never made), a
+        file that is not a results database of this program, damaged (`_check_intact`) or
+        newer, or a lock held too long.
     """
     if os.path.exists(path) and not os.path.isfile(path):
         raise StoreError('the results database %s is not a regular file (a folder or a '
@@ -284,7 +290,7 @@ def open_store(path: str, *, create: bool = True,
                          '(list, show, history, regressions, html) read it, writes need '
                          'another --results_db=PATH' % path)
     if not os.path.exists(path):
-        if not create:
+        if not create or file_systems.link_loop(path):
             raise missing_error(path)
         home = home_problem(path)
         if home:
@@ -434,6 +440,9 @@ def check_file(path: str) -> str | None:
     tf_cnn_results read a database on read-only storage. The look at an existing file makes
     no file beside it (`open_read_only`'s peek): a database refused here is left as it was.
     """
+    loop = file_systems.link_loop(path)
+    if loop:
+        return 'the results database %s is %s; give another --results_db=PATH' % (path, loop)
     if os.path.islink(path) and not os.path.exists(path):
         return ('the results database %s is a symbolic link to %s, which does not exist: '
                 'restore its target or give another --results_db=PATH' % (path, os.readlink(path)))

@@ -172,8 +172,7 @@ def _cannot_hold(folder: str, problem: str) -> str:
     system')."""
     special = 'cannot write in %s: not a normal folder (making a file there fails: ' % folder
     if problem.startswith(special):
-        return ('the folder %s exists but cannot hold files (a special file system: making a '
-                'file there fails: %s' % (folder, problem[len(special):]))
+        return cnn_util.cannot_hold_text(folder, problem[len(special):-1])
     return problem
 
 

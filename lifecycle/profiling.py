@@ -68,10 +68,11 @@ def graph_as_text(path: str) -> bool:
 
 def write_graph(graph, path: str) -> str:
     """Writes `graph` to `path` as a GraphDef with its ops' output shapes (`_output_shapes`
-    attrs), text or binary by `graph_as_text` (local or remote: TensorFlow writes it). Returns
-    the path."""
+    attrs), text or binary by `graph_as_text` (local or remote: TensorFlow writes it, through
+    a temporary file renamed over the file: a local symbolic link's target is written, not the
+    link replaced, file_systems.write_target). Returns the path."""
     directory, name = os.path.split(path if file_systems.is_remote(path) else
-                                    os.path.abspath(path))
+                                    file_systems.write_target(path))
     file_systems.makedirs(directory)
     as_text = graph_as_text(path)
     tf.io.write_graph(graph.as_graph_def(add_shapes=True), directory, name, as_text=as_text)
@@ -296,8 +297,9 @@ def slowest_op_types(times: dict[str, int], top: int = 5) -> list[tuple[str, int
 
 
 def _write(path: str, data: bytes) -> None:
-    """Writes `data` to `path` under a temporary name, then renames it (atomic); a remote
-    `path` in one piece (runtime/file_systems.py).
+    """Writes `data` to `path` under a temporary name, then renames it (atomic; a symbolic
+    link's target, in the target's folder: file_systems.write_target); a remote `path` in one
+    piece (runtime/file_systems.py).
 
     Raises:
       cnn_util.BenchmarkError: the file cannot be written (a full disk, ...); nothing is left
@@ -309,12 +311,13 @@ def _write(path: str, data: bytes) -> None:
         except OSError as e:
             write_failed(path, e)
         return
-    tmp = path + '.tmp'
+    target = file_systems.write_target(path)
+    tmp = target + '.tmp'
     try:
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)  # as the original
+        os.makedirs(os.path.dirname(target), exist_ok=True)  # as the original
         with open(tmp, 'wb') as f:
             f.write(data)
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except OSError as e:
         write_failed(path, e, tmp)
 

@@ -404,9 +404,9 @@ def write_plot(result: dict, path: str) -> str:
     try:
         os.makedirs(directory, exist_ok=True)
         fig.savefig(path, format='png', dpi=80)
-    except OSError as e:  # a full disk: no partial file left
+    except OSError as e:  # a full disk: no partial file left (a link's target, not the link)
         if os.path.isfile(path):
-            os.remove(path)
+            os.remove(file_systems.write_target(path))
         raise cnn_util.BenchmarkError('cannot write %s: %s' % (path, e.strerror or e)) from None
     finally:
         plt.close(fig)

@@ -39,6 +39,12 @@ DEFAULT_PLACE_FIX = 'give --results_db=PATH to record it, or --noresults_db to r
 
 _OUTPUT_FILES = ('trace_file', 'graph_file', 'tfprof_file', 'plot_file',
                  'partitioned_graph_file_prefix')
+#: The file flags (and the database) whose value must name a file, with an example name for
+#: the fix of one ending in a path separator (file_systems.folder_name_problem); not
+#: --partitioned_graph_file_prefix, a prefix, where `dir/` names the files' folder.
+FILE_EXAMPLES = {'trace_file': 'trace.json', 'graph_file': 'graph.pbtxt',
+                 'tfprof_file': 'profile.txt', 'plot_file': 'plot.png',
+                 'plan_scaling_png': 'scaling.png', 'results_db': 'results.sqlite'}
 # Paths TensorFlow itself opens by name (checkpoints, summaries, the graph file): it takes them
 # as UTF-8, so a name the file system encoding could only escape cannot reach it.
 _TENSORFLOW_PATHS = ('train_dir', 'graph_file', 'checkpoint_path', 'eval_dir')
@@ -102,9 +108,13 @@ _VANISHED = object()  # `_probe`: the folder was there, then gone before the tes
 
 
 def _probe(path: str):
-    """One try of `_creatable_dir_problem`: its problem, None, or _VANISHED."""
-    if os.path.islink(path) and not os.path.exists(path):
-        return '%s is a symbolic link to %s, which does not exist' % (path, os.readlink(path))
+    """One try of `_creatable_dir_problem`: its problem, None, or _VANISHED (the folder was
+    gone when the test file was made in it; a folder still there where making a file fails
+    with ENOENT is a special file system's, /proc: `cnn_util.cannot_hold_text`)."""
+    if not os.path.exists(path):  # a dangling link or a loop of links, on the way or itself
+        link = file_systems.dangling_link_on(path)
+        if link:
+            return link
     missing = [os.path.abspath(path)]
     while not os.path.exists(missing[-1]):
         missing.append(os.path.dirname(missing[-1]))
@@ -124,11 +134,12 @@ def _probe(path: str):
             made.append(folder)
         step = 'cannot create a file in %s' % os.path.abspath(path)
         tempfile.TemporaryFile(dir=path).close()
-    except FileNotFoundError as e:
-        if step.startswith('cannot create a file'):
-            return _VANISHED  # removed by another task's probe meanwhile
-        return '%s: %s' % (step, e.strerror or e)
     except OSError as e:
+        if step.startswith('cannot create a file'):
+            if os.path.isdir(path) and e.errno in cnn_util.SPECIAL_FOLDER_ERRNOS:
+                return cnn_util.cannot_hold_text(os.path.abspath(path), e.strerror or str(e))
+            if isinstance(e, FileNotFoundError):
+                return _VANISHED  # removed by another task's probe meanwhile
         return '%s: %s' % (step, e.strerror or e)
     finally:
         for folder in reversed(made):
@@ -177,6 +188,8 @@ def parent_folders(p: Params) -> list[tuple[str, str]]:
     for name, path in paths:
         if not path or file_systems.is_remote(path):
             continue
+        if name in FILE_EXAMPLES and os.path.islink(path):  # written at the link's target
+            path = file_systems.write_target(path)
         for folder in _missing_folders(os.path.dirname(os.path.abspath(path))):
             if folder not in seen:
                 seen.add(folder)
@@ -313,6 +326,7 @@ def check_output_paths(p: Params) -> None:
         problem = path and encoding_problem(path)
         if problem:
             raise ParamsError('--%s=%s cannot be used: %s.' % (name, shown_name(path), problem))
+    _check_file_names(p)
     path_lengths.check_given_paths(p)
     if writes := any(getattr(p, name) for name in _OUTPUT_DIRS + _OUTPUT_FILES):
         path_lengths.check_path_lengths(p)
@@ -321,7 +335,10 @@ def check_output_paths(p: Params) -> None:
     for name, path, is_file in checks:
         if not path or file_systems.is_remote(path):
             continue
-        if is_file and os.path.isdir(path):
+        loop = is_file and file_systems.link_loop(path)
+        if loop:
+            problem = 'it is %s; give a file name that leads to a file' % loop
+        elif is_file and os.path.isdir(path):
             problem = 'it is a directory; give a file name'
         elif is_file and os.path.exists(path) and not os.path.isfile(path):
             # A device or pipe: written under a temporary name and renamed over, it would be
@@ -329,8 +346,10 @@ def check_output_paths(p: Params) -> None:
             problem = 'it is not a regular file (a device or a pipe); give a file name'
         elif name == 'plot_file' and not path.lower().endswith('.png'):
             problem = 'the plot is a PNG image; give a name ending in .png'
-        else:
-            problem = _creatable_dir_problem((os.path.dirname(path) or '.') if is_file else path)
+        else:  # a file flag's link: its target's folder (written there: write_target)
+            written = file_systems.write_target(path) if os.path.islink(path) else path
+            problem = _creatable_dir_problem((os.path.dirname(written) or '.') if is_file
+                                             else path)
         if problem:
             raise ParamsError('--%s=%s cannot be written: %s. %s'
                               % (name, path, problem, _remedy(p, name)))
@@ -351,6 +370,21 @@ def check_output_paths(p: Params) -> None:
     if problem:
         raise ParamsError('--results_db%s: %s (or --noresults_db to record nothing)' % (
             store.default_origin() if p.results_db in (None, True) else '', problem))
+
+
+def _check_file_names(p: Params) -> None:
+    """Refuses a file flag (FILE_EXAMPLES) or the named results database whose value ends in
+    a path separator (`--graph_file=/tmp/x/g/`): it names a folder, where the run would write
+    a file without the separator or fail once it has trained.
+
+    Raises:
+      ParamsError: naming the flag, its value and a file name in that folder.
+    """
+    for name, example in FILE_EXAMPLES.items():
+        path = named_database(p) if name == 'results_db' else getattr(p, name)
+        problem = file_systems.folder_name_problem(path, example)
+        if problem:
+            raise ParamsError('%s cannot be written: %s' % (_flag_text(p, name), problem))
 
 
 def _check_calibration_record() -> None:

@@ -354,14 +354,25 @@ def write_remote(path: str, data: bytes | str) -> None:
         f.write(data)
 
 
+def write_target(path: str) -> str:
+    """The file an atomic write to the local `path` must replace: `path` itself, or, where
+    `path` (or a folder on its way) is a symbolic link, the file it leads to
+    (os.path.realpath), so that the rename replaces the link's target, in the target's folder,
+    and the link stays (a dangling link's target is made). A loop of links stays as given (the
+    write then fails with ELOOP; the usage check refuses it first: `link_loop`)."""
+    return os.path.realpath(path)
+
+
 def write_local(path: str, text: str, prefix: str = '.results_') -> None:
     """Writes `text` to the local `path` atomically: through a temporary file beside it
-    (`<prefix>XXXX.tmp`, mode 0666 less the umask, as open() gives), renamed over `path`.
+    (`<prefix>XXXX.tmp`, mode 0666 less the umask, as open() gives), renamed over `path`;
+    a symbolic link's target, beside the target (`write_target`).
 
     Raises:
       OSError: it cannot be written (a full disk, ...): the temporary file is removed.
     """
     tmp = None
+    path = write_target(path)
     try:
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=prefix, suffix='.tmp')
         with os.fdopen(fd, 'w', encoding='utf-8') as f:
@@ -374,6 +385,19 @@ def write_local(path: str, text: str, prefix: str = '.results_') -> None:
         if tmp and os.path.exists(tmp):
             os.remove(tmp)
         raise
+
+
+def folder_name_problem(path: str, example: str) -> str | None:
+    """For a path given as a file's that ends in a path separator ('/tmp/x/db/'): 'it names
+    a folder (it ends in /); give a file name in it, e.g. /tmp/x/db/results.sqlite' (with
+    `example`, a file name); None for any other path. Such a name is not a file's: the
+    trailing separator was dropped (a file 'db' written) or the write failed at the end.
+    """
+    ends = tuple({os.sep, os.altsep or os.sep, '/'})
+    if not path or not path.endswith(ends):
+        return None
+    return 'it names a folder (it ends in %s); give a file name in it, e.g. %s%s' % (
+        path[-1], path, example)
 
 
 # --- Symbolic links of local paths that lead nowhere (a listed shard that cannot be opened).

@@ -1,8 +1,10 @@
 """A train folder probed by several cluster tasks at once: one task's probe made the missing
 folder and removed it again while another's was about to create its test file there, and that
 task refused --train_dir ('cannot create a file in .../train: No such file or directory', exit
-2; a launcher test failed so under load). The probe tries again when the folder vanished."""
+2; a launcher test failed so under load). The probe tries again when the folder vanished; a
+folder still there where making a file fails so is a special file system's (/proc)."""
 
+import os
 import tempfile
 
 from tf_cnn_benchmarks.preflight import output_paths
@@ -14,6 +16,7 @@ def test_a_folder_removed_by_another_probe_meanwhile_is_tried_again(tmp_path, mo
     def vanishing_once(*args, **kwargs):
         calls.append(kwargs.get('dir'))
         if len(calls) == 1:
+            os.rmdir(kwargs['dir'])  # another task's probe removed it meanwhile
             raise FileNotFoundError(2, 'No such file or directory')
         return real(*args, **kwargs)
 
@@ -25,6 +28,7 @@ def test_a_folder_removed_by_another_probe_meanwhile_is_tried_again(tmp_path, mo
 
 def test_a_folder_that_always_vanishes_is_one_clear_problem(tmp_path, monkeypatch):
     def vanishing(*args, **kwargs):
+        os.rmdir(kwargs['dir'])
         raise FileNotFoundError(2, 'No such file or directory')
 
     monkeypatch.setattr(tempfile, 'TemporaryFile', vanishing)
@@ -32,6 +36,23 @@ def test_a_folder_that_always_vanishes_is_one_clear_problem(tmp_path, monkeypatc
     assert output_paths._creatable_dir_problem(str(train)) == (
         'cannot create a file in %s: it was removed as soon as it was made, %d times (another '
         'process removes it)' % (train, output_paths.PROBE_TRIES))
+
+
+def test_a_folder_still_there_where_no_file_can_be_made_is_not_tried_again(tmp_path,
+                                                                           monkeypatch):
+    # /proc: making a file fails with ENOENT though the folder is there (a special file
+    # system), which read as 'removed as soon as it was made, 5 times'.
+    calls = []
+
+    def special(*args, **kwargs):
+        calls.append(1)
+        raise FileNotFoundError(2, 'No such file or directory')
+
+    monkeypatch.setattr(tempfile, 'TemporaryFile', special)
+    assert output_paths._creatable_dir_problem(str(tmp_path)) == (
+        'the folder %s exists but cannot hold files (a special file system: making a file '
+        'there fails: No such file or directory)' % tmp_path)
+    assert calls == [1]
 
 
 def test_other_problems_are_not_tried_again(tmp_path, monkeypatch):

@@ -96,7 +96,7 @@ from tf_cnn_benchmarks.metrics import clean_runs, significance
 from tf_cnn_benchmarks.params import gate_tolerance, path_switch, text_values
 from tf_cnn_benchmarks.preflight import path_lengths
 
-from . import command_parser, results_format
+from . import command_parser, results_format, results_outputs
 
 FILTER_FLAGS = ('model', 'precision', 'mode', 'batch_size', 'num_devices', 'variable_update',
                 'device', 'data', 'image_size', 'host', 'label', 'config')
@@ -237,32 +237,12 @@ def _slug(row: dict) -> str:
         records.cpus_words(row.get('config_key'))))
 
 
-def check_output(path: str, is_file: bool) -> None:
-    """Refuses, before any work, an output that cannot be written: history's --png (a file
-    whose folder must exist) or html's OUT_DIR (a folder, made with its missing parents).
-
-    Raises:
-      UsageError: the path is a folder (a file) or a file (a folder), a folder of it does not
-        exist (--png) or cannot be written; the message names the fix.
-    """
-    what = '--png=%s' % path if is_file else 'html OUT_DIR %s' % path
-    fix = 'give a file name in a folder this user can write' if is_file else (
-        'give a folder this user can write (made when missing) for its index.html')
-    if is_file and os.path.isdir(path):
-        raise UsageError('%s is a folder; %s' % (what, fix))
-    if not is_file and os.path.exists(path) and not os.path.isdir(path):
-        raise UsageError('%s is a file, not a folder; %s' % (what, fix))
-    folder = os.path.dirname(os.path.abspath(path)) if is_file else os.path.abspath(path)
-    if is_file and not os.path.isdir(folder):
-        raise UsageError('%s: its folder %s does not exist; create it, or %s' % (
-            what, os.path.dirname(path), fix))
-    while not os.path.exists(folder):
-        folder = os.path.dirname(folder)
-    if not os.path.isdir(folder):
-        raise UsageError('%s: %s is a file, not a folder; %s' % (what, folder, fix))
-    problem = cnn_util.write_problem(folder)
+def _check_output(path: str, is_file: bool) -> None:
+    """Raises UsageError when history's --png or html's OUT_DIR cannot be written
+    (results_outputs.output_problem)."""
+    problem = results_outputs.output_problem(path, is_file)
     if problem:
-        raise UsageError('%s: %s; %s' % (what, problem, fix))
+        raise UsageError(problem)
 
 
 def _clean(rows: list[dict], args) -> clean_runs.Selection:
@@ -272,7 +252,7 @@ def _clean(rows: list[dict], args) -> clean_runs.Selection:
 
 def _history(conn, args) -> int:
     if args.png:
-        check_output(args.png, is_file=True)
+        _check_output(args.png, is_file=True)
     rows = _rows(conn, args)
     keys = list(dict.fromkeys(r['config_key'] for r in rows))
     if not keys:
@@ -441,7 +421,7 @@ def _read_command(conn, args) -> int:
         return _history(conn, args)
     if args.command == 'regressions':
         return _regressions(conn, args)
-    check_output(args.out_dir, is_file=False)
+    _check_output(args.out_dir, is_file=False)
     rows = _rows(conn, args)
     if not rows:  # nothing to show, as `show` and `history` say: no page (it wrote an empty one)
         return _nothing_to_show(args, '; no page written')
@@ -500,6 +480,10 @@ def run(argv: list[str]) -> int:
     if problem:
         raise UsageError(problem)
     args.db_path = database_path(getattr(args, 'results_db', None))
+    problem = results_outputs.database_name_problem(
+        args.db_path, getattr(args, 'results_db', None), store.PATH_VARIABLE)
+    if problem:
+        raise UsageError(problem)
     gone = cnn_util.working_folder_problem(
         [('--results_db' if hasattr(args, 'results_db') else 'the results database',
           args.db_path),
@@ -550,7 +534,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except BrokenPipeError:  # the reader went away (`tf_cnn_results list | head`): 141
         raise  # console.finish ends the command quietly
-    except OSError as e:  # the plot or the page cannot be written (after `check_output`)
+    except OSError as e:  # the plot or the page cannot be written (after `_check_output`)
         fix = ('free space on its disk, or give an output path on another disk'
                if e.errno in (errno.ENOSPC, errno.EDQUOT)
                else 'give an output path this user can write')
