@@ -2,9 +2,10 @@
 step scales over devices and hosts, compared with the original's published scaling.
 
 A model's variables and the FLOPs of their layers (layer_profile.py), its forward ops with their
-shapes (op_profile.py) and one GPU's step from its data sheet, a roofline per op (gpu_step.py)
-with the convolution algorithms autotuning chooses among (conv_algorithms.py) and bfloat16
-convolutions below compute capability 8.0 in float32 between casts (bf16_casts.py), the bytes each
+shapes (op_profile.py) and one GPU's step from its data sheet, a roofline per op (gpu_step.py),
+its error against published runs beside each figure (validation_band.py), with the
+convolution algorithms autotuning chooses among (conv_algorithms.py) and bfloat16 convolutions
+below compute capability 8.0 in float32 between casts (bf16_casts.py), the bytes each
 variable manager moves over which links at any scale (traffic_patterns.py), compute plus the
 communication that does not overlap it (step_time.py), the plan's rows, knobs, figure and
 JSON, and the compute whose one-device row is a measured figure (scaling_report.py), the

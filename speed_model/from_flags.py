@@ -315,7 +315,10 @@ def predicted_step_report(p, plan, gpu, find_run: FindRun | None = None
     link planned ({'link', 'through': the host memory peer-to-peer goes through or None,
     'origin'}, as its line says) where a host has several GPUs, else None (one GPU per host:
     nothing crosses it, and no line names it), 'warnings': the texts the dry run warns with
-    (the dtype predicted slower than float32)}. Never raises."""
+    (the dtype predicted slower than float32), 'error_band': the data-sheet figure's error
+    against published runs (validation_band.Band.as_dict(); None for a measured figure),
+    'variable_copies': the copies of the variables held on the CPU and what the model assumed
+    of them (`variable_copy_words`; else None)}. Never raises."""
     try:
         inputs = plan_inputs(p, plan, gpu, find_run=find_run)
         topo = run_topology(p, plan)
@@ -328,6 +331,8 @@ def predicted_step_report(p, plan, gpu, find_run: FindRun | None = None
     in_float32, warnings, float32_rate = float32_lines(p, plan, inputs, step)
     warnings = list(inputs.warnings) + warnings
     on_gpus, on_gpus_data = parameter_device_lines(p, plan, inputs, found)
+    band = inputs.compute.band
+    copy_words, copies = variable_copy_words(inputs, topo)
     data = {'planned': True, 'devices': devices, 'batch_size': found.batch_size,
             'step_secs': found.step_secs, 'compute_secs': found.compute_secs,
             'exposed_secs': found.exposed_secs, 'images_per_sec': found.images_per_sec,
@@ -337,8 +342,11 @@ def predicted_step_report(p, plan, gpu, find_run: FindRun | None = None
             'one_gpu': step.as_dict() if step is not None else None,
             'float32_images_per_sec': float32_rate,
             'local_parameter_device_gpu': on_gpus_data,
-            'gpu_link': _gpu_link_data(inputs, topo), 'warnings': warnings}
-    return (_step_lines(found, inputs, one, devices) + on_gpus + gpu_model_lines(step)
+            'gpu_link': _gpu_link_data(inputs, topo), 'warnings': warnings,
+            'error_band': band.as_dict() if band is not None else None,
+            'variable_copies': copies}
+    return (_step_lines(found, inputs, one, devices, copy_words) + on_gpus
+            + gpu_model_lines(step)
             + in_float32 + _gpu_link_lines(inputs, topo)), data
 
 
@@ -354,10 +362,11 @@ def float32_lines(p, plan, inputs, step) -> tuple[list[str], list[str], float | 
         return [], [], None
     gpu = gpu_specs.lookup(inputs.device)
     try:
-        base = step_time.compute_from_gpu_model(
+        base_compute = step_time.compute_from_gpu_model(
             gpu, 'float32', ops_of(p, plan), inputs.batch_size,
             xla=bool(p.xla_compile or p.xla), tf32=tf32_enabled(p),
-            forward_only=p.forward_only, winograd=bool(p.winograd_nonfused)).step
+            forward_only=p.forward_only, winograd=bool(p.winograd_nonfused))
+        base = base_compute.step
     except ValueError:
         return [], [], None
     ratio = step.images_per_sec / base.images_per_sec
@@ -369,9 +378,10 @@ def float32_lines(p, plan, inputs, step) -> tuple[list[str], list[str], float | 
         why = (' (below compute capability 8.0 TensorFlow casts each convolution\'s operands '
                'to float32 and its result back: float32 math and bytes in the convolutions, '
                'plus the casts; half the bytes in the other ops)')
-    lines = ['                  in float32 one %s\'s step: %s images/sec (%s); in %s %.2fx '
+    against = '; data-sheet model, against ' + base_compute.band.short()
+    lines = ['                  in float32 one %s\'s step: %s images/sec (%s%s); in %s %.2fx '
              'that%s' % (gpu.name, step_time.images(base.images_per_sec), base.math_path,
-                         dtype, ratio, why)]
+                         against, dtype, ratio, why)]
     warnings = []
     if ratio < 1.0:
         warnings.append(
@@ -428,17 +438,61 @@ def gpu_model_lines(step) -> list[str]:
                             step.peak_tflops, step.kernels)]
 
 
-def _step_lines(found, inputs, one, devices) -> list[str]:
+def _step_lines(found, inputs, one, devices, copy_words: str = '') -> list[str]:
+    """The 'Predicted step' line and the images/sec line below it: whole images/sec (the
+    model is not good to a tenth of an image), and beside a data-sheet figure the band of
+    the model's error against published runs (validation_band.Band.clause)."""
+    band = inputs.compute.band
     return [
         'Predicted step:   %.1f ms = compute %.1f ms (%s) + %.1f ms of communication that '
-        'does not overlap it' % (1e3 * found.step_secs, 1e3 * found.compute_secs,
-                                 inputs.compute.source, 1e3 * found.exposed_secs),
-        '                  %.1f images/sec on %d device(s) (%.1f%% of %d x one device\'s), '
+        'does not overlap it%s' % (1e3 * found.step_secs, 1e3 * found.compute_secs,
+                                   inputs.compute.source, 1e3 * found.exposed_secs,
+                                   copy_words),
+        '                  %s images/sec on %d device(s) (%s%.1f%% of %d x one device\'s), '
         'bound by %s (network %s; --plan_scaling for 1 to 1,024 GPUs)' % (
-            found.images_per_sec, devices,
+            step_time.images(found.images_per_sec), devices,
+            'data-sheet model; %s; ' % band.clause() if band is not None else '',
             100 * found.images_per_sec / (devices * one.images_per_sec), devices,
             scaling_report.resource_name(found.bound, inputs.links),
             inputs.links.network.describe())]
+
+
+def variable_copy_words(inputs, topo) -> tuple[str, dict | None]:
+    """What the step-time model assumed of the copies of a one-host parameter_server step
+    whose variables are held on the CPU (--local_parameter_device=cpu, this project's
+    default): (words for the communication's figure, e.g. " (the variables' 97.7 MiB to the
+    GPU and their gradients' 97.7 MiB back over PCIe 4.0 x16 (25.2 GB/s), 4.1 ms each way,
+    assumed to overlap the compute layer by layer ...)", data: {'link', 'variables_bytes',
+    'variables_secs', 'gradients_bytes', 'gradients_secs' (the busiest PCIe uplink's bytes
+    and their seconds at the link's rate), 'overlap' (the words)}); ('', None) for another
+    manager, a cluster, the variables on a GPU or CPU towers. The overlap is
+    step_time.step_secs': the copies start with the step in the variables' creation order, a
+    layer's forward pass waits only for its own variables, a gradient is sent as soon as the
+    backward pass made it; the communication's figure is what that leaves uncovered."""
+    pcie = inputs.links.pcie
+    if (topo.variable_update != 'parameter_server' or topo.hosts != 1 or topo.num_ps
+            or topo.local_parameter_device != 'cpu' or pcie is None):
+        return '', None
+    phases = patterns.phases(topo, inputs.links, [x.bytes for x in inputs.profile.layers],
+                             gradient_ratio=scaling_report.gradient_ratio(inputs, topo))
+    read = sum(s.bytes for s in phases.read if s.resource == 'pcie')
+    grad = sum(s.bytes for s in phases.grad if s.resource == 'pcie')
+    secs = (read / pcie.bytes_per_sec, grad / pcie.bytes_per_sec)
+    sharing = max(1, min(inputs.links.gpus_per_pcie_uplink, topo.gpus_per_host))
+    where = ('the GPU' if topo.gpus_per_host == 1 else 'each GPU' if sharing == 1
+             else 'the %d GPUs of each PCIe uplink' % sharing)
+    moved = 'the variables\' %.1f MiB to %s' % (read / (1 << 20), where)
+    took = '%.1f ms' % (1e3 * secs[0])
+    if grad:
+        moved += ' and their gradients\' %.1f MiB back' % (grad / (1 << 20))
+        took = ('%s each way' % took if abs(secs[0] - secs[1]) < 5e-5
+                else '%s and %.1f ms' % (took, 1e3 * secs[1]))
+    overlap = ('assumed to overlap the compute layer by layer: a layer waits only for its own '
+               'variables%s' % ('' if topo.forward_only
+                                 else ', a gradient leaves as soon as it is made'))
+    return (' (%s over %s, %s, %s)' % (moved, pcie.describe(), took, overlap),
+            {'link': pcie.describe(), 'variables_bytes': read, 'variables_secs': secs[0],
+             'gradients_bytes': grad, 'gradients_secs': secs[1], 'overlap': overlap})
 
 
 def _gpu_link_data(inputs, topo) -> dict | None:

@@ -444,6 +444,8 @@ def header_lines(inputs: PlanInputs) -> list[str]:
             ' --all_reduce_spec=%s' % inputs.all_reduce if inputs.all_reduce else ''),
         'Device:           %s; compute %.1f ms per step (%s)' % (
             inputs.device, 1e3 * inputs.compute.secs, inputs.compute.source),
+    ] + ([] if inputs.compute.band is None else [
+        '                  (data-sheet model; %s)' % inputs.compute.band.clause()]) + [
         'Bytes per step:   %s of variables read and %s of gradients sent per device '
         '(%d variables; %s)' % (_mib(inputs.profile.model_bytes),
                                 _mib(0 if inputs.forward_only else inputs.profile.model_bytes),
@@ -514,13 +516,14 @@ def plan_data(inputs: PlanInputs, rows: list[Row]) -> dict:
     {'model', 'plan_scaling': True, 'batch_size' (per device), 'variable_update',
     'all_reduce', 'local_parameter_device', 'forward_only', 'device', 'gpus_per_host',
     'num_ps' (0: one on each worker host), 'compute_secs', 'compute_source',
-    'compute_measured' (a measured one-device figure), 'links': {'pcie', 'gpu_link',
-    'host_memory', 'network' (each in words with its rate, or None), 'gpus_per_pcie_uplink',
-    'gpu_link_origin'}, 'counted_copies' (the dry run's count, lines), 'rows': [{'hosts',
-    'gpus_per_host', 'devices', 'variable_update', 'images_per_sec' (all devices),
-    'scaling_efficiency', 'step_secs', 'exposed_secs', 'bound' (a RESOURCE_NAMES key),
-    'bound_name' (the table's words), 'knob': None or {'change', 'images_per_sec',
-    'step_secs', 'capped'}}], 'warnings'}."""
+    'compute_measured' (a measured one-device figure), 'error_band' (a data-sheet figure's
+    error against published runs: validation_band.Band.as_dict(), else None), 'links':
+    {'pcie', 'gpu_link', 'host_memory', 'network' (each in words with its rate, or None),
+    'gpus_per_pcie_uplink', 'gpu_link_origin'}, 'counted_copies' (the dry run's count,
+    lines), 'rows': [{'hosts', 'gpus_per_host', 'devices', 'variable_update',
+    'images_per_sec' (all devices), 'scaling_efficiency', 'step_secs', 'exposed_secs',
+    'bound' (a RESOURCE_NAMES key), 'bound_name' (the table's words), 'knob': None or
+    {'change', 'images_per_sec', 'step_secs', 'capped'}}], 'warnings'}."""
     lk = inputs.links
 
     def words(link):
@@ -544,7 +547,8 @@ def plan_data(inputs: PlanInputs, rows: list[Row]) -> dict:
             'forward_only': inputs.forward_only, 'device': inputs.device,
             'gpus_per_host': inputs.gpus_per_host, 'num_ps': inputs.num_ps,
             'compute_secs': inputs.compute.secs, 'compute_source': inputs.compute.source,
-            'compute_measured': inputs.compute.measured,
+            'compute_measured': inputs.compute.measured, 'error_band': (
+                None if inputs.compute.band is None else inputs.compute.band.as_dict()),
             'links': {'pcie': words(lk.pcie), 'gpus_per_pcie_uplink': lk.gpus_per_pcie_uplink,
                       'gpu_link': words(lk.gpu_link), 'host_memory': words(lk.host_memory),
                       'network': words(lk.network), 'gpu_link_origin': inputs.gpu_link_origin},

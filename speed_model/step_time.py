@@ -59,11 +59,13 @@ class Compute(NamedTuple):
     gpu_step.StepPrediction it came from (None: a measured figure or the flat estimate);
     measured: it was taken from a measured one-device figure of the configuration
     (--single_device_images_per_sec, a stored run), which holds the whole step, copies
-    included."""
+    included; band: the validation_band.Band of a data-sheet figure (how far the per-op model
+    was from published runs of that dtype; None for a measured figure or the flat estimate)."""
     secs: float
     source: str
     step: object = None
     measured: bool = False
+    band: object = None
 
 
 class Prediction(NamedTuple):
@@ -278,19 +280,20 @@ def compute_from_gpu_model(gpu, dtype: str, ops, batch_size: int, *, xla: bool =
                            tf32: bool = True, forward_only: bool = False,
                            winograd: bool = True, filter_winograd: bool = True) -> Compute:
     """One device's compute per step from the GPU's data sheet by the per-op model
-    (speed_model/gpu_step.predict_step; `ops` is the model's op_profile.OpProfile). The input's
-    copies are left to the links of the step-time model (traffic_patterns' batch bytes).
+    (speed_model/gpu_step.predict_step; `ops` is the model's op_profile.OpProfile), with the
+    model's error band for the GPU and dtype (validation_band.band_for). The input's copies
+    are left to the links of the step-time model (traffic_patterns' batch bytes).
 
     Raises:
       ValueError: an unknown dtype, or a batch below 1.
     """
-    from . import gpu_step
+    from . import gpu_step, validation_band
     found = gpu_step.predict_step(ops, gpu, dtype, batch_size=batch_size, xla=xla, tf32=tf32,
                                   forward_only=forward_only, winograd=winograd,
                                   filter_winograd=filter_winograd)
     return Compute(found.compute_secs, '%s from its data sheet, %s%s: %s images/sec' % (
         gpu.name, found.math_path, ', XLA' if xla else '', images(found.images_per_sec)),
-        found)
+        found, band=validation_band.band_for(gpu.name, dtype))
 
 
 def images(rate: float) -> str:
