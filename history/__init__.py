@@ -9,8 +9,9 @@ taken, and a wait for it said), what
 it keeps of a run (records.py: a row from a result dict or a sweep record, the configuration
 and content keys), a run's flags as its user gave them (run_flags.py: recorded, or derived
 from the resolved ones), loading sweep folders and run JSONs (ingest.py), the change-point search
-over each configuration's series (regressions.py), the history plot (plots.py), the static
-page (page.py), and the committed result files of the bench scripts and `tf_cnn_sweep
+over each configuration's series (regressions.py; step_notes.py: what changed around a step,
+the host load included, and why no number of runs judges one), the history plot (plots.py),
+the static page (page.py), and the committed result files of the bench scripts and `tf_cnn_sweep
 --publish` (result_files.py: `results/<date>-<cpu|gpu>-tf<X.Y>-<what>.json` with provenance).
 
 Below the lifecycle, whose hook records each run (lifecycle/results_db.py), and above the

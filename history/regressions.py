@@ -71,7 +71,7 @@ from typing import NamedTuple
 
 from .. import cnn_util
 from ..metrics import significance
-from . import records
+from . import records, step_notes
 
 DEFAULT_MIN_CHANGE_PCT = 5.0
 
@@ -525,8 +525,8 @@ def summary(regression: Regression) -> dict[str, str]:
         'change': '%+.1f%%' % (100.0 * (j.ratio - 1.0)),
         'p': '%.2g (level %.2g)' % (j.p_slower, regression.step.level),
         'still slower': 'yes' if regression.still_slower else 'no (recovered later)',
-        'what changed': '; '.join(regression.changes) or 'nothing recorded (the same flags '
-                                                          'and environment)',
+        'what changed': step_notes.what_changed(regression.changes, regression.before,
+                                                regression.after),
     }
 
 
@@ -585,8 +585,8 @@ def unjudged_summary(u: Unjudged) -> dict[str, str]:
         'change': '%+.1f%%' % (100.0 * (step.ratio - 1.0)),
         'p': p,
         'why': why_unjudged(step),
-        'more runs': ('no number of runs' if step.more_runs is None
-                      else cnn_util.counted(step.more_runs, 'more run')),
-        'what changed': '; '.join(u.changes) or 'nothing recorded (the same flags and '
-                                                'environment)',
+        'more runs': (cnn_util.counted(step.more_runs, 'more run') if step.more_runs is not None
+                      else 'no number of runs: ' + step_notes.never_reason(
+                          u.before, step.min_change_pct)),
+        'what changed': step_notes.what_changed(u.changes, u.before, u.after),
     }

@@ -190,7 +190,9 @@ def test_a_step_behind_two_busy_full_speed_runs_is_found_at_the_first_slowed_run
     assert lines[-1].startswith('gate: NOT JUDGED: 1 of 1 series could not be judged: ')
     assert ('(a possible step down of -39.2% at run #7: with 6 runs before it and 6 after the '
             'test could not have caught a 5% step (p at best 0.2, above the level 0.0071); no '
-            'number of runs after it can judge it: the runs before it spread too wide)'
+            'number of runs after it can judge it: 2 of the 6 runs before it (#3, #5) lie more '
+            'than 5% below their median (1875.0): runs after it 5% slower keep p above the level '
+            'however many follow)'
             in lines[-1])
 
 

@@ -78,7 +78,9 @@ def test_the_issues_series_is_not_judged_as_compare_does_not_judge_it(tmp_path, 
         '  images/sec: 1000.0 (3 runs) -> 942.5 (3 runs), -5.8%, Mann-Whitney p at best 0.35 '
         'for a 5% step with 3 and 3 runs, above the level 0.05: the runs before it spread too '
         'wide for the test to catch a 5% step',
-        '  judgeable after: no number of runs',
+        '  judgeable after: no number of runs: 1 of the 3 runs before it (#3) lies more than 5% '
+        'below their median (1000.0): runs after it 5% slower keep p above the level however '
+        'many follow',
         '  what changed: nothing recorded (the same flags and environment)']
     assert lines[-2:] == [
         'regressions: none found, 1 series not judged: runs spread too wide before a possible '
@@ -87,7 +89,9 @@ def test_the_issues_series_is_not_judged_as_compare_does_not_judge_it(tmp_path, 
         'gate: NOT JUDGED: 1 of 1 series could not be judged: ' + CONFIG + ' (a possible step '
         'down of -5.8% at run #4: with 3 runs before it and 3 after the test could not have '
         'caught a 5% step (p at best 0.35, above the level 0.05); no number of runs after it '
-        'can judge it: the runs before it spread too wide). No number of runs judges it; a '
+        'can judge it: 1 of the 3 runs before it (#3) lies more than 5% below their median '
+        '(1000.0): runs after it 5% slower keep p above the level however many follow). No '
+        'number of runs judges it; a '
         'larger --min_change does, or --since past the runs spread too wide before the '
         'possible step; filters (--since, --config) leave out a configuration no longer run']
     # --min_change=0 (any step) judges no more than 0.001 does: it passed this series.

@@ -366,7 +366,8 @@ def test_after_the_warm_up_a_line_says_how_long_the_timed_part_takes(monkeypatch
     training_loop.run_loop(Spec(num_warmup=3, num_steps=100, images_per_step=4,
                                 display_every=50), step, log=lines.append)
     assert lines[:3] == ['Running warm up', 'Done warm up',
-                         'Timed part: 100 steps, about 3 min 20 s (2.00 s a step in the warm-up)']
+                         'Timed part: 100 steps after 3 warm-up steps, about 3 min 20 s (2.00 s a '
+                         'step in the warm-up)']
     assert lines[3] == 'Step\tImg/sec\ttotal_loss'
 
 
@@ -438,8 +439,9 @@ def test_a_sub_millisecond_batch_is_not_shown_as_zero_seconds():
         '51.2 ms, set-up included)')
     assert [training_loop.format_step_secs(s) for s in (2.0, 0.01, 0.0099, 0.0004, 1e-6)] == [
         '2.00 s', '10.0 ms', '9.90 ms', '0.400 ms', 'under 0.01 ms']
-    assert training_loop.timed_part_line(4, 0.0025) == (
-        'Timed part: 4 steps, about 10.0 ms (2.50 ms a step in the warm-up)')
+    assert training_loop.timed_part_line(4, 0.0025, 5) == (
+        'Timed part: 4 steps after 5 warm-up steps, about 10.0 ms (2.50 ms a step in the '
+        'warm-up)')
 
 
 def test_a_step_below_a_second_reads_in_ms_to_three_digits():
@@ -449,8 +451,9 @@ def test_a_step_below_a_second_reads_in_ms_to_three_digits():
         0.0123, 0.123, 1.5, 0.0104, 0.9994, 0.9996, 0.00884, 5e-5, 1e-5)] == [
         '12.3 ms', '123 ms', '1.50 s', '10.4 ms', '999 ms', '1.00 s', '8.84 ms', '0.05 ms',
         '0.01 ms']  # not '0.0500 ms', '0.0100 ms' (a last user's)
-    assert training_loop.timed_part_line(10, 0.0104) == (
-        'Timed part: 10 steps, about 0.1 s (10.4 ms a step in the warm-up)')
+    assert training_loop.timed_part_line(10, 0.0104, 2) == (
+        'Timed part: 10 steps after 2 warm-up steps, about 0.1 s (10.4 ms a step in the '
+        'warm-up)')
 
 
 class _Tracer(run_hooks.RunHook):
@@ -546,7 +549,8 @@ def test_the_estimate_says_what_it_leaves_out(monkeypatch):
                                 display_every=50, left_out=left_out),
                            _Clocked(monkeypatch, [10.0, 2.5, 2.0] + [2.0] * 100),
                            log=lines.append)
-    assert lines[2] == ('Timed part: 100 steps, about 3 min 20 s (2.00 s a step in the warm-up), '
+    assert lines[2] == ('Timed part: 100 steps after 3 warm-up steps, about 3 min 20 s (2.00 s '
+                        'a step in the warm-up), '
                         'plus summaries every step and checkpoints every 50 steps (not in the '
                         'estimate)')
     lines = []

@@ -482,3 +482,27 @@ def test_a_mixed_runs_two_busy_peaks_name_their_dtype(tmp_path, capsys, monkeypa
         'warning: CPU peak (float16) not measured: its tr',
         'warning: CPU peak (float32) not measured: its tr'], err
     assert calibration.BUSY_RETRY_SECS == 600
+
+
+def test_the_flops_lines_factors_multiply_to_its_product_within_rounding():
+    # An auditor's resnet20 run: '50.5 GFLOP/s = 0.24 GFLOPs/image ... x 207.38 images/sec'
+    # (0.24 x 207.38 = 49.8): below 1 the per-image figure keeps 3 significant digits.
+    forward = 8.11e7  # resnet20's about 0.081 GFLOPs forward; 3 x for training
+    u = {'flops_per_image': 3 * forward, 'forward_flops_per_image': forward,
+         'flops_multiplier': 3, 'model_flops_per_sec': 3 * forward * 207.38}
+    assert utilisation.format_flops(u, 207.38) == (
+        'model FLOP/s: 50.5 GFLOP/s = 0.243 GFLOPs/image (3 x forward 81.10 MFLOPs) x 207.38 '
+        'images/sec')
+    tiny = {'flops_per_image': 4.2e5, 'forward_flops_per_image': 4.2e5, 'flops_multiplier': 1,
+            'model_flops_per_sec': 4.2e5 * 2.0}
+    assert utilisation.format_flops(tiny, 2.0) == (
+        'model FLOP/s: 0.840 MFLOP/s = 0.420 MFLOPs/image (1 x forward 0.420 MFLOPs) x 2.00 '
+        'images/sec')
+    for flops, rate in ((2.43e8, 207.38), (9.87e7, 3.3), (1.23e5, 45.6), (2.315e10, 7.97)):
+        line = utilisation.format_flops(
+            {'flops_per_image': flops, 'forward_flops_per_image': flops, 'flops_multiplier': 1,
+             'model_flops_per_sec': flops * rate}, rate)
+        product, per_image = line.split(' = ')[0].split()[2:4], line.split(' = ')[1].split()[:2]
+        scale = {'GFLOP/s': 1e9, 'MFLOP/s': 1e6, 'GFLOPs/image': 1e9, 'MFLOPs/image': 1e6}
+        shown = float(per_image[0]) * scale[per_image[1]] * rate
+        assert shown == pytest.approx(float(product[0]) * scale[product[1]], rel=2e-3), line

@@ -12,7 +12,7 @@ import statistics
 
 from tf_cnn_benchmarks import cnn_util
 from tf_cnn_benchmarks import params as params_lib
-from tf_cnn_benchmarks.history import plots, records, regressions, run_flags
+from tf_cnn_benchmarks.history import plots, records, regressions, run_flags, step_notes
 from tf_cnn_benchmarks.metrics import clean_runs
 
 
@@ -384,22 +384,23 @@ def unjudged_line(u: regressions.Unjudged) -> str:
     test; judgeable after 1 more run)', or for runs before it spread wider than --min_change
     '... (a possible step down of -5.8% at run #4: with 3 runs before it and 3 after the test
     could not have caught a 5% step (p at best 0.35, above the level 0.05); no number of runs
-    after it can judge it: the runs before it spread too wide)'."""
+    after it can judge it: 1 of the 3 runs before it (#3) lies more than 5% below their
+    median (1000.0): ...)' (history/step_notes.py never_reason)."""
     fields = regressions.unjudged_summary(u)
     step = u.step
+    after = ('judgeable after ' + fields['more runs'] if step.more_runs is not None else
+             'no number of runs after it can judge it: ' + step_notes.never_reason(
+                 u.before, step.min_change_pct))
     head = '%s on %s (a possible step down of %s at run %s: ' % (
         fields['configuration'], fields['host'], fields['change'],
         fields['first run after'].split()[0])
     if step.too_few_runs:
-        return head + ('%d runs before it and %d after are too few for the test; judgeable '
-                       'after %s)' % (len(u.before), len(u.after), fields['more runs']))
+        return head + ('%d runs before it and %d after are too few for the test; %s)' % (
+            len(u.before), len(u.after), after))
     return head + ('with %d runs before it and %d after the test could not have caught a %g%% '
                    'step (p at best %.2g, above the level %.2g); %s)' % (
                        len(u.before), len(u.after), step.min_change_pct, step.p_at_change,
-                       step.level,
-                       'no number of runs after it can judge it: the runs before it spread '
-                       'too wide' if step.more_runs is None else
-                       'judgeable after ' + fields['more runs']))
+                       step.level, after))
 
 
 def unjudged_advice(unjudged: list[regressions.Unjudged]) -> str:
@@ -431,7 +432,8 @@ def _step_json(r: regressions.Regression) -> dict:
                 x['images_per_sec'] for x in r.after),
             'runs_after': len(r.after), 'change_pct': 100.0 * (j.ratio - 1.0),
             'p_value': j.p_slower, 'significance_level': r.step.level,
-            'still_slower': r.still_slower, 'what_changed': list(r.changes)}
+            'still_slower': r.still_slower, 'what_changed': list(r.changes),
+            'host_load_rise': step_notes.load_rise(r.before, r.after)}
 
 
 def _unjudged_json(u: regressions.Unjudged) -> dict:
@@ -448,7 +450,8 @@ def _unjudged_json(u: regressions.Unjudged) -> dict:
             'smallest_p_value': u.step.smallest_p, 'significance_level': u.step.level,
             'p_value_at_min_change': u.step.p_at_change,
             'why': 'too few runs' if u.step.too_few_runs else 'too wide a spread',
-            'more_runs_needed': u.step.more_runs, 'what_changed': list(u.changes)}
+            'more_runs_needed': u.step.more_runs, 'what_changed': list(u.changes),
+            'host_load_rise': step_notes.load_rise(u.before, u.after)}
 
 
 def regressions_json(chosen, found: list[regressions.Regression], min_change_pct: float,
@@ -480,14 +483,16 @@ def regressions_json(chosen, found: list[regressions.Regression], min_change_pct
        [{'first_slower_run_id', 'first_slower_run_utc', 'label', 'last_run_before_id',
        'median_images_per_sec_before', 'runs_before', 'median_images_per_sec_after',
        'runs_after', 'change_pct', 'p_value', 'significance_level', 'still_slower',
-       'what_changed'}], 'possible_step_down': None or {'first_run_after_id',
-       'first_run_after_utc', 'label', 'last_run_before_id', 'median_images_per_sec_before',
-       'runs_before', 'median_images_per_sec_after', 'runs_after', 'change_pct',
+       'what_changed', 'host_load_rise' (history/step_notes.py load_rise: the load the
+       runs after the step recorded more of, [] when none)}], 'possible_step_down': None or
+       {'first_run_after_id', 'first_run_after_utc', 'label', 'last_run_before_id',
+       'median_images_per_sec_before', 'runs_before', 'median_images_per_sec_after',
+       'runs_after', 'change_pct',
        'smallest_p_value' (the most the test can show with those runs), 'significance_level'
        (what it must reach), 'p_value_at_min_change' (the most a step of --min_change can
        show against the runs before it), 'why' ('too few runs': the smallest p-value is above
        the level; 'too wide a spread': the p-value at --min_change is), 'more_runs_needed'
-       (None: no number of runs), 'what_changed'}}], 'series_searched',
+       (None: no number of runs), 'what_changed', 'host_load_rise'}}], 'series_searched',
        'series_with_too_few_runs', 'series_not_judged' (those with a
        possible_step_down), 'runs_matching', 'runs_left_out',
        'left_out' (the lines saying why), 'host_load_not_measured' (the line, or None), 'gate',
