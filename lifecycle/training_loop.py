@@ -442,11 +442,13 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
     else:  # the original prints both with no warm-up step too (scripts wait for the second)
         log('Running warm up')
         log('Done warm up')
-    log('\t'.join(('Step', 'Img/sec') + ((spec.loss_name,) if spec.show_loss else ())
-                  + spec.extra_columns))
     stats = cnn_util.ImageRateStats(spec.images_per_step, spec.ewma_alpha)
     clock = time.perf_counter
+    # Before the table's header: what the warm-up's end prints (the busy-host warning, an
+    # evaluation or checkpoint due there) stays out of the step table a parser reads.
     phases.before_timed()
+    log('\t'.join(('Step', 'Img/sec') + ((spec.loss_name,) if spec.show_loss else ())
+                  + spec.extra_columns))
     if spec.num_warmup and phases.should_stop():  # a signal in the warm-up's end (its
         result.stopped_early = result.stopped_in_warmup = True  # evaluation): no timed step
         phases.after_timed()
