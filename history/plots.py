@@ -16,7 +16,7 @@ import statistics
 
 from .. import package_info
 from ..runtime import runtime_env
-from . import records
+from . import records, series_metric
 
 # Host colours (matplotlib's tab10 without its red and orange, which mark steps down).
 HOST_COLOURS = ('#1f77b4', '#2ca02c', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#bcbd22',
@@ -68,7 +68,8 @@ def _ticks(rows: list[dict], most: int = 8) -> tuple[list[int], list[str]]:
     return positions, [rows[i]['run_utc'][5:16].replace('T', ' ') for i in positions]
 
 
-def history_png(rows: list[dict], steps=(), title: str = '', dpi: int = 80) -> bytes:
+def history_png(rows: list[dict], steps=(), title: str = '', dpi: int = 80,
+                metric=series_metric.IMAGES_PER_SEC) -> bytes:
     """The PNG (bytes) of one configuration's runs.
 
     Args:
@@ -76,6 +77,7 @@ def history_png(rows: list[dict], steps=(), title: str = '', dpi: int = 80) -> b
       steps: (first slower run's id, change as a fraction, e.g. -0.12) of each step down.
       title: the plot's title (default: the configuration, records.describe_config).
       dpi: dots per inch of the 9 x 3.6 inch figure.
+      metric: the figure plotted (history/series_metric.py; every row has it).
 
     Raises:
       PlotError: matplotlib is missing.
@@ -87,7 +89,7 @@ def history_png(rows: list[dict], steps=(), title: str = '', dpi: int = 80) -> b
     for host in hosts:
         runs = [row for row in rows if (row['hostname'] or '?') == host]
         xs = [position[row['id']] for row in runs]
-        ys = [row['images_per_sec'] for row in runs]
+        ys = [row[metric.column] for row in runs]
         colour = host_colour(hosts, host)
         for batch in repeat_batches(runs):
             if len(batch) > 1:
@@ -108,7 +110,7 @@ def history_png(rows: list[dict], steps=(), title: str = '', dpi: int = 80) -> b
     ax.set_xticks(ticks)
     ax.set_xticklabels(labels, fontsize=8)
     ax.set_xlabel('run (oldest first; UTC month-day time)')
-    ax.set_ylabel('images/sec')
+    ax.set_ylabel(metric.label)
     ax.set_title(title or records.describe_config(rows[0]), fontsize=10)
     ax.grid(True, axis='y', alpha=0.3)
     ax.legend(fontsize=8, loc='best')

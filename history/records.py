@@ -22,7 +22,8 @@ A row's fields (the columns of the `runs` table, history/store.py):
     global_batch_size, num_steps
     step_time_median, step_time_min, step_time_max, step_time_mean, step_time_stdev (seconds)
     model_flops_per_sec, fraction_of_peak, input_share, peak_rss_bytes, latency_p50_ms,
-    latency_p99_ms: the total block's headline figures (None: not measured)
+    latency_p90_ms, latency_p99_ms: the total block's headline figures (None: not measured;
+                      p90 also for a run recorded before schema 7 whose figures lacked it)
     top_1_accuracy, top_5_accuracy  fractions in [0, 1] of the run's last evaluation (an
                       --eval run's, or a training run's last evaluation during training:
                       result['eval'] top_1, top_5, lifecycle/eval_runner.py); None without
@@ -79,7 +80,7 @@ ROW_FIELDS = (
     'images_per_sec', 'global_batch_size', 'num_steps',
     'step_time_median', 'step_time_min', 'step_time_max', 'step_time_mean', 'step_time_stdev',
     'model_flops_per_sec', 'fraction_of_peak', 'input_share', 'peak_rss_bytes',
-    'latency_p50_ms', 'latency_p99_ms', 'top_1_accuracy', 'top_5_accuracy',
+    'latency_p50_ms', 'latency_p90_ms', 'latency_p99_ms', 'top_1_accuracy', 'top_5_accuracy',
     'params_json', 'environment_json', 'figures_json', 'given_flags_json')
 TIME_FORMAT = '%Y-%m-%dT%H:%M:%S.%fZ'
 _JSON_STAMP = re.compile(r'_(\d{8}T\d{6}\.\d{6})Z\.json$')
@@ -212,6 +213,9 @@ def _number(value):
     return value if math.isfinite(value) else None
 
 
+finite_number = _number  # the rule of a stored figure (history/schema.py's migrations too)
+
+
 def _json(value) -> str:
     return json.dumps(value, sort_keys=True, allow_nan=True, default=str)
 
@@ -301,7 +305,8 @@ def from_result(result: dict, source: str = 'run', label: str | None = None,
                fraction_of_peak=_number(util.get('fraction_of_peak')),
                input_share=_number(inp.get('input_share')),
                peak_rss_bytes=_number(mem.get('process_peak_rss_bytes')),
-               latency_p50_ms=_number(lat.get('p50')), latency_p99_ms=_number(lat.get('p99')))
+               latency_p50_ms=_number(lat.get('p50')), latency_p90_ms=_number(lat.get('p90')),
+               latency_p99_ms=_number(lat.get('p99')))
     return _with_steps(_with_accuracy(row, result), summary)
 
 
@@ -363,6 +368,7 @@ def from_sweep_record(record: dict, source: str, label: str | None = None) -> di
         input_share=_number(figures.get('input_share')),
         peak_rss_bytes=_number(figures.get('peak_rss_bytes')),
         latency_p50_ms=_number(figures.get('latency_p50_ms')),
+        latency_p90_ms=_number(figures.get('latency_p90_ms')),
         latency_p99_ms=_number(figures.get('latency_p99_ms')))
     return _with_steps(row, summary)
 

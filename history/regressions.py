@@ -62,16 +62,14 @@ change point).
 
 from __future__ import annotations
 
-import bisect
-import collections
-import itertools
 import math
 import statistics
 from typing import NamedTuple
 
 from .. import cnn_util
 from ..metrics import significance
-from . import records, step_notes
+from . import records, series_metric, step_notes
+from .tarone import corrected_level
 
 DEFAULT_MIN_CHANGE_PCT = 5.0
 
@@ -94,30 +92,6 @@ class Step(NamedTuple):
     level: float
     start: int
     end: int
-
-
-def corrected_level(sizes: list[tuple[int, int]], alpha: float = significance.ALPHA) -> float:
-    """Tarone's level for a family of exact Mann-Whitney tests of (n_before, n_after) samples:
-    alpha / K for the smallest K with at most K tests able to reach alpha / K at all."""
-    if not sizes:
-        return alpha
-    counts = collections.Counter(sizes)
-    smallest = sorted((significance.min_p_value(a, b), c) for (a, b), c in counts.items())
-    values = [p for p, _ in smallest]
-    reach = list(itertools.accumulate(c for _, c in smallest))
-
-    def able(k):  # how many tests can reach alpha / k
-        i = bisect.bisect_right(values, alpha / k)
-        return reach[i - 1] if i else 0
-
-    low, high = 1, len(sizes)  # able(k) - k falls as k grows: the first k where able(k) <= k
-    while low < high:
-        middle = (low + high) // 2
-        if able(middle) <= middle:
-            high = middle
-        else:
-            low = middle + 1
-    return alpha / low
 
 
 def _located(values: list[float], start: int, end: int, splits: list[int]) -> int:
@@ -393,6 +367,7 @@ class Regression(NamedTuple):
       changes: what differs between last_before and first_slower (records.changes).
       still_slower: the series' latest run lies in a stretch that is still slower than the
         runs before the step by more than --min_change (no later step has recovered it).
+      metric: the figure searched (history/series_metric.py; a latency's step is a rise).
     """
     config_key: str
     hostname: str
@@ -403,6 +378,7 @@ class Regression(NamedTuple):
     last_before: dict
     changes: list
     still_slower: bool
+    metric: series_metric.Metric = series_metric.IMAGES_PER_SEC
 
 
 def min_runs(alpha: float = significance.ALPHA) -> int:
@@ -438,6 +414,7 @@ class Unjudged(NamedTuple):
       before, after: the runs of its segment before and after the possible step.
       first_after: after[0]; last_before: before[-1].
       changes: what differs between last_before and first_after (records.changes).
+      metric: the figure searched (history/series_metric.py).
     """
     config_key: str
     hostname: str
@@ -447,6 +424,7 @@ class Unjudged(NamedTuple):
     first_after: dict
     last_before: dict
     changes: list
+    metric: series_metric.Metric = series_metric.IMAGES_PER_SEC
 
 
 class Search(NamedTuple):
@@ -466,13 +444,16 @@ class Search(NamedTuple):
 
 
 def search(rows: list[dict], min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
-           alpha: float = significance.ALPHA) -> Search:
+           alpha: float = significance.ALPHA,
+           metric: series_metric.Metric = series_metric.IMAGES_PER_SEC) -> Search:
     """The steps down of every series in `rows`, and the series it cannot judge.
 
     Args:
       rows: runs (store rows: config_key, hostname, images_per_sec, ...), oldest first.
       min_change_pct: --min_change, percent.
       alpha: the family-wise significance level of each segment's search.
+      metric: the figure searched (every row has it: series_metric.measured); for a latency
+        a step up is the regression, searched as its reciprocal's step down (series_metric).
 
     Returns:
       Search.
@@ -484,8 +465,9 @@ def search(rows: list[dict], min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
         if len(runs) < need:
             short += 1
             continue
-        values = [r['images_per_sec'] for r in runs]
-        steps = find_steps(values, min_change_pct, alpha)
+        values = metric.oriented(r[metric.column] for r in runs)
+        pct = metric.search_pct(min_change_pct)
+        steps = find_steps(values, pct, alpha)
         for step in steps:
             if step.direction != 'slower':
                 continue
@@ -493,25 +475,28 @@ def search(rows: list[dict], min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
             found.append(Regression(
                 key, host, step, before, after, after[0], before[-1],
                 records.changes(before[-1], after[0]),
-                _still_slower(values, steps, step, min_change_pct / 100.0)))
-        possible = untestable_step(values, steps, min_change_pct, alpha)
+                _still_slower(values, steps, step, pct / 100.0), metric))
+        possible = untestable_step(values, steps, pct, alpha)
         if possible is not None:
             before, after = runs[possible.start:possible.index], runs[possible.index:]
-            unjudged.append(Unjudged(key, host, possible, before, after, after[0], before[-1],
-                                     records.changes(before[-1], after[0])))
+            unjudged.append(Unjudged(key, host, possible._replace(
+                min_change_pct=min_change_pct), before, after, after[0], before[-1],
+                records.changes(before[-1], after[0]), metric))
     return Search(found, len(groups), short, unjudged)
 
 
 def find_regressions(rows: list[dict], min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
-                     alpha: float = significance.ALPHA) -> tuple[list[Regression], int, int]:
+                     alpha: float = significance.ALPHA,
+                     metric: series_metric.Metric = series_metric.IMAGES_PER_SEC
+                     ) -> tuple[list[Regression], int, int]:
     """The steps down of every series in `rows` (`search` without the series it cannot
-    judge).
+    judge; of `metric`, as `search`).
 
     Returns:
       (regressions ordered by series and run, the number of series searched, the number of
       series too short for any step: fewer than 2 x min_segment runs).
     """
-    return tuple(search(rows, min_change_pct, alpha)[:3])
+    return tuple(search(rows, min_change_pct, alpha, metric)[:3])
 
 
 def summary(regression: Regression) -> dict[str, str]:
@@ -521,8 +506,9 @@ def summary(regression: Regression) -> dict[str, str]:
     j = regression.step.judgement
     return {
         **_series_fields(regression.first_slower, regression.hostname, 'first slower run',
-                         regression.before, regression.after),
-        'change': '%+.1f%%' % (100.0 * (j.ratio - 1.0)),
+                         regression.before, regression.after, regression.metric),
+        'change': '%+.1f%%' % (100.0 * regression.metric.change(regression.before,
+                                                                 regression.after, j.ratio)),
         'p': '%.2g (level %.2g)' % (j.p_slower, regression.step.level),
         'still slower': 'yes' if regression.still_slower else 'no (recovered later)',
         'what changed': step_notes.what_changed(regression.changes, regression.before,
@@ -531,20 +517,16 @@ def summary(regression: Regression) -> dict[str, str]:
 
 
 def _series_fields(first: dict, hostname: str | None, first_key: str, before: list,
-                   after: list) -> dict[str, str]:
+                   after: list, metric=series_metric.IMAGES_PER_SEC) -> dict[str, str]:
     """The fields a step's summary opens with: configuration, host, `first_key` (the first
-    run after the step, '#12 2026-12-01 02:00:00'), label, the medians' images/sec before ->
-    after with their run counts."""
-    median_before = statistics.median(r['images_per_sec'] for r in before)
-    median_after = statistics.median(r['images_per_sec'] for r in after)
+    run after the step, '#12 2026-12-01 02:00:00'), label, the medians' images/sec (or the
+    `metric`'s, its label the key: 'latency p99 ms') before -> after with their run counts."""
     return {
         'configuration': records.describe_config(first),
         'host': hostname or '?',
         first_key: '#%d %s' % (first['id'], first['run_utc'][:19].replace('T', ' ')),
         'label': first.get('label') or '-',
-        'images/sec': '%.1f (%s) -> %.1f (%s)' % (
-            median_before, cnn_util.counted(len(before), 'run'), median_after,
-            cnn_util.counted(len(after), 'run')),
+        metric.label: metric.moved(before, after),
     }
 
 
@@ -581,12 +563,13 @@ def unjudged_summary(u: Unjudged) -> dict[str, str]:
         p = 'at best %.2g for a %g%% step with %d and %d runs, above the level %.2g' % (
             step.p_at_change, step.min_change_pct, len(u.before), len(u.after), step.level)
     return {
-        **_series_fields(u.first_after, u.hostname, 'first run after', u.before, u.after),
-        'change': '%+.1f%%' % (100.0 * (step.ratio - 1.0)),
+        **_series_fields(u.first_after, u.hostname, 'first run after', u.before, u.after,
+                         u.metric),
+        'change': '%+.1f%%' % (100.0 * u.metric.change(u.before, u.after, step.ratio)),
         'p': p,
         'why': why_unjudged(step),
         'more runs': (cnn_util.counted(step.more_runs, 'more run') if step.more_runs is not None
                       else 'no number of runs: ' + step_notes.never_reason(
-                          u.before, step.min_change_pct)),
+                          u.before, step.min_change_pct, u.metric)),
         'what changed': step_notes.what_changed(u.changes, u.before, u.after),
     }

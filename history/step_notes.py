@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import statistics
 
-from . import records
+from . import records, series_metric
 
 #: The least rise of the after part's median share (others of the cores, steal of the CPUs'
 #: time) over the before part's that a verdict names as a likely cause: 5 points.
@@ -90,29 +90,39 @@ def what_changed(changes: list[str], before: list[dict], after: list[dict]) -> s
     return 'the same flags and environment; %s (a likely cause)' % load
 
 
-def never_reason(before: list[dict], min_change_pct: float) -> str:
+def never_reason(before: list[dict], min_change_pct: float,
+                 metric: series_metric.Metric = series_metric.IMAGES_PER_SEC) -> str:
     """Why no number of runs after a possible step down judges it (the module docstring):
     '1 of the 3 runs before it (#3) lies more than 5% below their median (1000.0): runs after
     it 5% slower keep p above the level however many follow'; with --min_change=0 the point
     is their median itself; where none lies below it, the runs before it are too few ('2 runs
-    before it are too few for any count after them to reach the level').
+    before it are too few for any count after them to reach the level'). For a latency (a
+    rise is the regression: history/series_metric.py) the runs that count against it lie
+    above the median: '... lies more than 5% above their median (10.000): runs after it 5%
+    higher keep p ...'.
 
     Args:
-      before: the database rows of the runs before the possible step (their 'id' and
-        'images_per_sec').
+      before: the database rows of the runs before the possible step (their 'id' and the
+        metric's column, 'images_per_sec' by default).
       min_change_pct: --min_change, percent (0: any step).
+      metric: the figure the series follows (series_metric.METRICS).
     """
-    values = [r['images_per_sec'] for r in before]
+    values = [r[metric.column] for r in before]
     median = statistics.median(values)
-    point = median * (1.0 - min_change_pct / 100.0)
-    low = ['#%d' % r['id'] for r in before if r['images_per_sec'] < point]
+    sign = 1.0 if metric.higher_is_better else -1.0
+    point = median * (1.0 - sign * min_change_pct / 100.0)
+    low = ['#%d' % r['id'] for r in before
+           if sign * r[metric.column] < sign * point]
     if not low:
         return '%d runs before it are too few for any count after them to reach the level' % (
             len(before))
-    where = ('more than %g%% below their median' % min_change_pct if min_change_pct
-             else 'below their median')
-    slower = '%g%% slower' % min_change_pct if min_change_pct else 'just below it'
-    return ('%d of the %d runs before it (%s) %s %s (%.1f): runs after it %s keep p above the '
+    side = 'below' if metric.higher_is_better else 'above'
+    where = ('more than %g%% %s their median' % (min_change_pct, side) if min_change_pct
+             else '%s their median' % side)
+    worse = ('%g%% %s' % (min_change_pct, metric.worse) if min_change_pct
+             else 'just %s it' % side)
+    shown = ('%.1f' if metric.higher_is_better else '%.3f') % median
+    return ('%d of the %d runs before it (%s) %s %s (%s): runs after it %s keep p above the '
             'level however many follow' % (len(low), len(before), ', '.join(low),
-                                           'lies' if len(low) == 1 else 'lie', where, median,
-                                           slower))
+                                           'lies' if len(low) == 1 else 'lie', where, shown,
+                                           worse))

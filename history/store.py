@@ -20,34 +20,26 @@ it is and how to go on, and the file stays as it was. A full disk or failing sto
 so, with the fix, not in SQLite's words (history/disk_errors.py). Damage is looked for at
 each opening, index pages included (history/intact.py: 0.05 s for 10,000 runs).
 
-Schema history (`MIGRATIONS`; a file is brought to SCHEMA_VERSION when opened):
-  1  meta (key, value), runs (records.ROW_FIELDS but config_key), unique index on content_key
-  2  runs.config_key (from each row's configuration columns), a series' index (config_key,
-     hostname, run_utc)
-  3  runs.given_flags_json (NULL for the runs recorded before: history/run_flags.py derives
-     their flags from params_json)
-  4  runs.config_key ends in '|cpus_allowed=N' for the runs whose host load recorded their
-     allowed CPUs (records.config_key): runs pinned to other CPU counts are other series
-  5  a renamed model's runs (metrics/configuration.py RENAMED_MODELS) are its old network's:
-     runs.model and config_key 'mobilenet' -> 'mobilenet_v1' (only the code of before the
-     rename, of results format 1, wrote a file of schema 4 or older; it refuses a newer one),
-     params_json as run
-  6  runs.top_1_accuracy, runs.top_5_accuracy (REAL: the last evaluation's, records.py; NULL
-     for the runs recorded before, whose results kept no accuracy)
+Schema history and migrations: history/schema.py (`MIGRATIONS`; a file is brought to
+SCHEMA_VERSION when opened).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sqlite3
 import time
 
 from ..cnn_util import BenchmarkError
-from ..metrics import configuration
 from ..runtime import file_systems
 from . import disk_errors, intact, records, write_wait
+from .schema import (  # noqa: F401 (re-exported: the schema and its migrations)
+    ADDED_COLUMNS,
+    ADDED_IN,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+)
 from .store_paths import (  # noqa: F401 (re-exported: where the database is)
     FILE_NAME,
     PATH_VARIABLE,
@@ -64,16 +56,7 @@ from .store_paths import (  # noqa: F401 (re-exported: where the database is)
 )
 
 APPLICATION_ID = 0x74636E62  # 'tcnb' in ASCII
-SCHEMA_VERSION = 6
 BUSY_TIMEOUT_SECS = 60.0
-_TEXT = {'content_key', 'run_utc', 'source', 'label', 'config_key', 'model', 'mode',
-         'precision', 'variable_update', 'device', 'data', 'hostname', 'tf_version',
-         'cpu_model', 'cpu_flags', 'gpus', 'onednn', 'params_json', 'environment_json',
-         'figures_json', 'given_flags_json'}
-_INTEGER = {'batch_size', 'num_devices', 'num_workers', 'image_size', 'global_batch_size',
-            'num_steps'}
-
-
 class StoreError(BenchmarkError):
     """The results database cannot be used (not ours, damaged, newer, locked, unwritable);
     the message is one line naming the file and the way out (exit status 1)."""
@@ -94,74 +77,6 @@ def missing_error(path: str) -> StoreError:
                           'give --results_db=PATH or set $%s' % (path, home, PATH_VARIABLE))
     return StoreError('no results database at %s (runs record there unless --noresults_db; '
                       '`tf_cnn_results ingest DIR` loads sweep folders and run JSONs)' % path)
-
-
-def _column_type(name: str) -> str:
-    return 'TEXT' if name in _TEXT else 'INTEGER' if name in _INTEGER else 'REAL'
-
-
-#: The columns each later schema version added (version 1's table has the others).
-ADDED_IN = {2: ('config_key',), 3: ('given_flags_json',),
-            6: ('top_1_accuracy', 'top_5_accuracy')}
-ADDED_COLUMNS = tuple(name for version in sorted(ADDED_IN) for name in ADDED_IN[version])
-
-
-def _create_v1(conn: sqlite3.Connection) -> None:
-    columns = ',\n  '.join('%s %s' % (name, _column_type(name)) for name in records.ROW_FIELDS
-                           if name not in ADDED_COLUMNS)
-    conn.execute('CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)')
-    conn.execute('CREATE TABLE runs (\n  id INTEGER PRIMARY KEY,\n  recorded_utc TEXT NOT '
-                 'NULL,\n  %s)' % columns)
-    conn.execute('CREATE UNIQUE INDEX runs_content_key ON runs (content_key)')
-    conn.execute("INSERT INTO meta VALUES ('created_utc', ?)", (records.utc_text(),))
-    conn.execute("INSERT INTO meta VALUES ('format', 'tf_cnn_benchmarks results database')")
-
-
-def _add_config_key(conn: sqlite3.Connection) -> None:
-    conn.execute('ALTER TABLE runs ADD COLUMN config_key TEXT')
-    names = ', '.join(records.CONFIG_FIELDS)
-    for row in conn.execute('SELECT id, %s FROM runs' % names).fetchall():
-        key = records.config_key(dict(zip(records.CONFIG_FIELDS, row[1:])))
-        conn.execute('UPDATE runs SET config_key = ? WHERE id = ?', (key, row[0]))
-    conn.execute('CREATE INDEX runs_series ON runs (config_key, hostname, run_utc)')
-
-
-def _add_given_flags(conn: sqlite3.Connection) -> None:
-    conn.execute('ALTER TABLE runs ADD COLUMN given_flags_json TEXT')
-
-
-def _key_allowed_cpus(conn: sqlite3.Connection) -> None:
-    names = ', '.join(records.CONFIG_FIELDS)
-    for row in conn.execute('SELECT id, figures_json, %s FROM runs' % names).fetchall():
-        try:
-            figures = json.loads(row[1] or 'null')
-        except ValueError:
-            figures = None
-        cpus = configuration.cpus_of((figures or {}).get('host_load')
-                                     if isinstance(figures, dict) else None)
-        if cpus is not None:
-            key = records.config_key(dict(zip(records.CONFIG_FIELDS, row[2:])), cpus)
-            conn.execute('UPDATE runs SET config_key = ? WHERE id = ?', (key, row[0]))
-
-
-def _rename_old_models(conn: sqlite3.Connection) -> None:
-    names = ', '.join(records.CONFIG_FIELDS)
-    for old, today in configuration.RENAMED_MODELS.items():
-        for row in conn.execute('SELECT id, config_key, %s FROM runs WHERE model = ?' % names,
-                                (old,)).fetchall():
-            config = dict(zip(records.CONFIG_FIELDS, row[2:]), model=today)
-            key = records.config_key(config, records.cpus_in_key(row[1]))
-            conn.execute('UPDATE runs SET model = ?, config_key = ? WHERE id = ?',
-                         (today, key, row[0]))
-
-
-def _add_accuracy(conn: sqlite3.Connection) -> None:
-    for name in ADDED_IN[6]:
-        conn.execute('ALTER TABLE runs ADD COLUMN %s REAL' % name)
-
-
-MIGRATIONS = {1: _create_v1, 2: _add_config_key, 3: _add_given_flags, 4: _key_allowed_cpus,
-              5: _rename_old_models, 6: _add_accuracy}
 
 
 def _problem(path: str, error: sqlite3.Error) -> StoreError:

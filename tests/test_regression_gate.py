@@ -279,7 +279,7 @@ def test_sweep_records_keep_the_figures_and_the_report_tabulates_their_medians(t
                        'peak_source': 'CPU peak', 'input_share': 0.2,
                        'compute_images_per_sec': 125.0, 'input_bound': True,
                        'peak_rss_bytes': 1 << 30, 'latency_p50_ms': None,
-                       'latency_p99_ms': None}
+                       'latency_p90_ms': None, 'latency_p99_ms': None}
     config = {'model': 'trivial', 'batch_size': 8, 'num_gpus': 1, 'precision': 'fp32',
               'variable_update': 'parameter_server'}
     slower = dict(figures, model_flops_per_sec=1e10, fraction_of_peak=0.15, input_share=0.0)

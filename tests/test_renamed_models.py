@@ -172,7 +172,7 @@ def test_a_database_of_before_reads_its_mobilenet_runs_as_mobilenet_v1(tmp_path,
                               finished=rh.T0.replace(hour=3)), format=2)
     rh.fill(db, [_mobilenet(900.0, 2, 2), today_v1])
     with store.opened(db) as conn:
-        assert conn.execute('PRAGMA user_version').fetchone()[0] == store.SCHEMA_VERSION == 6
+        assert conn.execute('PRAGMA user_version').fetchone()[0] == store.SCHEMA_VERSION == 7
         rows = store.select_runs(conn)
     keys = {r['config_key'] for r in rows}
     old_key = [k for k in keys if k.startswith('model=mobilenet_v1|')]

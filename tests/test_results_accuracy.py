@@ -83,7 +83,7 @@ def test_a_schema_5_database_reads_and_migrates_with_its_evaluations(tmp_path, c
     # A write migrates the file (store.MIGRATIONS[6]): the old runs kept, the new one scored.
     rh.fill(db, [_evaluation(0.25, 0.5, hours=2, rate=310.0)])
     with store.opened(db) as conn:
-        assert conn.execute('PRAGMA user_version').fetchone()[0] == store.SCHEMA_VERSION == 6
+        assert conn.execute('PRAGMA user_version').fetchone()[0] == store.SCHEMA_VERSION == 7
         rows = store.select_runs(conn)
     assert [(r['images_per_sec'], r['top_1_accuracy']) for r in rows] == [
         (1000.0, None), (300.0, None), (310.0, 0.25)]

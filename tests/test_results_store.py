@@ -284,7 +284,7 @@ def test_a_schema_3_database_keys_its_runs_by_their_allowed_cpus(tmp_path):
                 ', '.join(names), ', '.join('?' * len(names))),
                 ['2026-01-01T00:00:00.000000Z'] + [row[n] for n in names])
     with store.opened(db) as conn:
-        assert conn.execute('PRAGMA user_version').fetchone()[0] == store.SCHEMA_VERSION == 6
+        assert conn.execute('PRAGMA user_version').fetchone()[0] == store.SCHEMA_VERSION == 7
         keys = [r['config_key'] for r in store.select_runs(conn)]
     assert keys == [KEY + '|cpus_allowed=1', KEY + '|cpus_allowed=2', KEY]
 
@@ -340,7 +340,7 @@ def _damaged(path):
      'is not an SQLite database (file is not a database); it was left untouched: move it away'),
     (_foreign, 'is an SQLite database of another program (application_id 0x0, tables: notes), '
                'not a tf_cnn_benchmarks results database; it was left untouched'),
-    (_newer, 'has schema version 99, newer than this tf_cnn_benchmarks knows (6); it was left '
+    (_newer, 'has schema version 99, newer than this tf_cnn_benchmarks knows (7); it was left '
              'untouched: upgrade tf_cnn_benchmarks'),
     (_damaged, 'is a damaged SQLite database (PRAGMA quick_check: '),
 ])

@@ -123,3 +123,16 @@ def test_never_reason_names_the_runs_before_below_the_point(change, expected):
     close = [_row(rid=1, rate=1000.0), _row(rid=2, rate=1010.0)]
     assert step_notes.never_reason(close, 5.0) == (
         '2 runs before it are too few for any count after them to reach the level')
+
+
+def test_never_reason_of_a_latency_counts_the_runs_above_the_point():
+    # A latency's regression is a rise (history/series_metric.py): the runs before it that
+    # count against a judgement lie above their median (the images/sec wording said 'below'
+    # and 'slower' of a latency series).
+    from tf_cnn_benchmarks.history import series_metric
+    metric = series_metric.METRICS['latency_p99_ms']
+    before = [{'id': 1, 'latency_p99_ms': 10.0}, {'id': 2, 'latency_p99_ms': 10.1},
+              {'id': 3, 'latency_p99_ms': 11.0}]
+    assert step_notes.never_reason(before, 5.0, metric) == (
+        '1 of the 3 runs before it (#3) lies more than 5% above their median (10.100): runs '
+        'after it 5% higher keep p above the level however many follow')

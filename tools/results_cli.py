@@ -96,7 +96,7 @@ from tf_cnn_benchmarks.metrics import clean_runs, significance
 from tf_cnn_benchmarks.params import gate_tolerance, path_switch, text_values
 from tf_cnn_benchmarks.preflight import path_lengths
 
-from . import command_parser, results_format, results_outputs
+from . import command_parser, results_format, results_metric, results_outputs
 
 FILTER_FLAGS = ('model', 'precision', 'mode', 'batch_size', 'num_devices', 'variable_update',
                 'device', 'data', 'image_size', 'host', 'label', 'config')
@@ -188,6 +188,7 @@ def _make_parser() -> _Parser:
     p.add_boolean('json', 'print the series as one JSON object instead of the table: the '
                   'configuration key, per run its id, time, host, images/sec, clean or not '
                   'and why; no PNG unless --png')
+    results_metric.add_flag(p)
     p = sub.add_parser('regressions', parents=[common, filters, change], allow_abbrev=False,
                        help='steps down beyond the noise')
     p.add_boolean('fail_on_regression', 'exit 1 when a step down is still slower, 3 when '
@@ -195,6 +196,7 @@ def _make_parser() -> _Parser:
                   'runs, or runs too spread for --min_change) (a CI gate)')
     p.add_boolean('json', 'print one JSON object: each series\' verdict with its figures, the '
                   'gate\'s verdict and exit status')
+    results_metric.add_flag(p)
     p = sub.add_parser('html', parents=[common, filters, change], allow_abbrev=False,
                        help='a static page')
     p.add_argument('out_dir', metavar='OUT_DIR')
@@ -259,15 +261,18 @@ def _history(conn, args) -> int:
         return _nothing_to_show(args)
     if len(keys) > 1:
         raise UsageError(results_format.many_configurations_message(rows, FILTER_FLAGS))
-    chosen = _clean(rows, args)
-    found = (regressions.find_regressions(chosen.kept, args.min_change)[0] if chosen.kept
-             else [])
+    measured, left = results_metric.measured(rows, args)
+    if not measured:
+        return results_metric.error(results_metric.none_measured(rows, args.metric))
+    rows, chosen = measured, _clean(measured, args)
+    found = (regressions.find_regressions(chosen.kept, args.min_change, metric=args.metric)[0]
+             if chosen.kept else [])
     if args.json:  # the series as data; a PNG only where --png asks for one
         png = args.png if chosen.kept else None
-        if png and _plot_failed(chosen.kept, found, png):
+        if png and _plot_failed(chosen.kept, found, png, args.metric):
             return 1
-        print(json.dumps(results_format.history_json(rows[0], chosen, found, args.min_change,
-                                                     png), sort_keys=True))
+        print(json.dumps(results_metric.with_left_out(results_format.history_json(
+            rows[0], chosen, found, args.min_change, png, args.metric), left), sort_keys=True))
     elif not chosen.kept:
         print('\n'.join(chosen.lines()))
     if not chosen.kept:
@@ -276,14 +281,14 @@ def _history(conn, args) -> int:
         return 1
     if args.json:
         return 0
-    print('\n'.join(results_format.history_lines(chosen.kept, found, chosen)))
+    print('\n'.join(results_format.history_lines(chosen.kept, found, chosen, args.metric)))
     if args.png:
-        if _plot_failed(chosen.kept, found, args.png):
+        if _plot_failed(chosen.kept, found, args.png, args.metric):
             return 1
         print('plot written to %s' % args.png)
         return 0
     path = 'history-%s.png' % _slug(rows[0])
-    problem = _current_folder_problem() or _write_plot(chosen.kept, found, path)
+    problem = _current_folder_problem() or _write_plot(chosen.kept, found, path, args.metric)
     if problem:  # the default name: the plot was not asked for, the table is the answer
         cnn_util.warn('no plot written: %s: %s; --png=PATH writes it where this user can write'
                       % (path, problem))
@@ -292,12 +297,12 @@ def _history(conn, args) -> int:
     return 0
 
 
-def _write_plot(kept: list[dict], found: list, path: str) -> str | None:
-    """Writes the history PNG of the runs `kept` with the steps down `found` to `path`;
-    returns why it could not (after the checks: the storage changed, or a file in the way),
-    or None."""
-    png = plots.history_png(kept, [(r.first_slower['id'], r.step.judgement.ratio - 1.0)
-                                   for r in found])
+def _write_plot(kept: list[dict], found: list, path: str, metric) -> str | None:
+    """Writes the history PNG of the runs `kept` (their `metric`) with the steps down `found`
+    to `path`; returns why it could not (after the checks: the storage changed, or a file in
+    the way), or None."""
+    png = plots.history_png(kept, [(r.first_slower['id'], metric.change(
+        r.before, r.after, r.step.judgement.ratio)) for r in found], metric=metric)
     try:
         with open(path, 'wb') as f:
             f.write(png)
@@ -306,10 +311,10 @@ def _write_plot(kept: list[dict], found: list, path: str) -> str | None:
     return None
 
 
-def _plot_failed(kept: list[dict], found: list, path: str) -> bool:
+def _plot_failed(kept: list[dict], found: list, path: str, metric) -> bool:
     """Writes the plot --png asked for; on failure prints its `error:` line and returns
     True."""
-    problem = _write_plot(kept, found, path)
+    problem = _write_plot(kept, found, path, metric)
     if problem:
         print('error: --png=%s: %s; give a file name in a folder this user can write'
               % (path, problem), file=sys.stderr)
@@ -345,9 +350,10 @@ def _gate(args, search: regressions.Search, chosen) -> tuple[int, str | None]:
             len(search.unjudged), cnn_util.counted(search.searched, 'series', 'series'),
             '; '.join(results_format.unjudged_line(u) for u in search.unjudged))
     if still:
-        return significance.REGRESSION, ('gate: FAILED: %s still slower by more than %g%%%s'
-                                         % (cnn_util.counted(len(still), 'regression'),
-                                            args.min_change,
+        return significance.REGRESSION, ('gate: FAILED: %s still %s by more than %g%%%s'
+                                         % (cnn_util.counted(len(still), 'regression')
+                                            + results_format.of_metric(args.metric),
+                                            args.metric.worse, args.min_change,
                                             '; and ' + unjudged if unjudged else ''))
     if not search.searched and chosen.total:
         return significance.NOT_JUDGED, (
@@ -371,22 +377,26 @@ def _gate(args, search: regressions.Search, chosen) -> tuple[int, str | None]:
 
 
 def _regressions(conn, args) -> int:
-    chosen = _clean(_rows(conn, args), args)
-    search = regressions.search(chosen.kept, args.min_change)
+    matching = _rows(conn, args)
+    rows, left = results_metric.measured(matching, args)
+    chosen = _clean(rows, args)
+    search = regressions.search(chosen.kept, args.min_change, metric=args.metric)
     unmeasured = clean_runs.unmeasured_line([records.run_state(r) for r in chosen.kept],
                                             'run kept in the verdicts',
                                             'runs kept in the verdicts')
     status, line = _gate(args, search, chosen)
+    if matching and not rows and args.fail_on_regression:
+        status, line = results_metric.none_measured_gate(len(matching), args.metric)
     if args.json:
         gate = None if line is None else {'line': line,
                                           'verdict': significance.VERDICTS[status]}
-        print(json.dumps(results_format.regressions_json(
-            chosen, search.found, args.min_change, unmeasured, gate, status, search.unjudged),
-            sort_keys=True))
+        print(json.dumps(results_metric.with_left_out(results_format.regressions_json(
+            chosen, search.found, args.min_change, unmeasured, gate, status, search.unjudged,
+            args.metric), left), sort_keys=True))
         return status
     print('\n'.join(results_format.regression_lines(search.found,
                                                     (search.searched, search.short),
-                                                    search.unjudged)
+                                                    search.unjudged, args.metric)
                     + chosen.lines() + ([unmeasured] if unmeasured else [])
                     + ([line] if line else [])))
     return status

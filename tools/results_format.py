@@ -12,8 +12,21 @@ import statistics
 
 from tf_cnn_benchmarks import cnn_util
 from tf_cnn_benchmarks import params as params_lib
-from tf_cnn_benchmarks.history import plots, records, regressions, run_flags, step_notes
+from tf_cnn_benchmarks.history import (
+    plots,
+    records,
+    regressions,
+    run_flags,
+    series_metric,
+    step_notes,
+)
 from tf_cnn_benchmarks.metrics import clean_runs
+
+from .config_message import (  # noqa: F401 (re-exported: history's error of many)
+    LINE_LIMIT,
+    SHOWN,
+    many_configurations_message,
+)
 
 
 def json_line(row: dict) -> str:
@@ -235,9 +248,10 @@ def show_lines(row: dict) -> list[str]:
     ] + notes + ['  content key: %s' % row['content_key']]
 
 
-def history_lines(rows: list[dict], found: list[regressions.Regression], chosen=None
-                  ) -> list[str]:
-    """`history`: the configuration, one table row per run, then the steps down found.
+def history_lines(rows: list[dict], found: list[regressions.Regression], chosen=None,
+                  metric=series_metric.IMAGES_PER_SEC) -> list[str]:
+    """`history`: the configuration, one table row per run, then the steps down found (of
+    `metric`, its column in the table: history/series_metric.py; a latency's steps up).
 
     Args:
       rows: the runs the search used (the clean ones, or all with --include_unclean_runs).
@@ -256,22 +270,23 @@ def history_lines(rows: list[dict], found: list[regressions.Regression], chosen=
         before = previous.get(host)
         changed = '; '.join(records.changes(before, row)) if before else ''
         mark = '; '.join(m for m in (
-            'step down %s' % regressions.summary(slower[row['id']])['change']
+            '%s %s' % (metric.step, regressions.summary(slower[row['id']])['change'])
             if row['id'] in slower else '', records.host_load_word(row, clean='')) if m)
         body.append(['%d' % row['id'], when(row), host, row['label'] or '-',
-                     '%.2f' % row['images_per_sec'], _ms(row['step_time_median']),
+                     metric.fmt % row[metric.column], _ms(row['step_time_median']),
                      _ms(row['step_time_stdev']), mark, changed or '-'])
         previous[host] = row
     lines = ['%s (%s)' % (records.describe_config(rows[0]), rows[0]['config_key']), '']
-    lines += table(['run', 'finished (UTC)', 'host', 'label', 'images/sec', 'step ms',
+    lines += table(['run', 'finished (UTC)', 'host', 'label', metric.label, 'step ms',
                     'step ms stdev', 'step', 'changed since the host\'s previous run'], body,
                    numeric=(0, 4, 5, 6))
     for host in sorted({r['hostname'] or '?' for r in rows}):
         mine = [r for r in rows if (r['hostname'] or '?') == host]
-        batch = [mine[i]['images_per_sec'] for i in plots.repeat_batches(mine)[-1]]
+        batch = [mine[i][metric.column] for i in plots.repeat_batches(mine)[-1]]
         lines.append('')
-        lines.append('%s: %s; latest batch of repeats: %.2f images/sec median of %d' % (
-            host, cnn_util.counted(len(mine), 'run'), statistics.median(batch), len(batch)))
+        lines.append(('%%s: %%s; latest batch of repeats: %s %s median of %%d' % (
+            metric.fmt, metric.label)) % (host, cnn_util.counted(len(mine), 'run'),
+                                          statistics.median(batch), len(batch)))
     if chosen and chosen.left_out:
         lines += ['', 'left out: %s' % ', '.join('#%d %s (%s)' % (r['id'], when(r), s.badge)
                                                   for r, s in chosen.left_out)]
@@ -279,7 +294,8 @@ def history_lines(rows: list[dict], found: list[regressions.Regression], chosen=
     unmeasured = clean_runs.unmeasured_line(
         [records.run_state(r) for r in rows],
         *(('run kept in the verdicts', 'runs kept in the verdicts') if chosen else ()))
-    return lines + ([unmeasured] if unmeasured else []) + [''] + regression_lines(found, None)
+    return lines + ([unmeasured] if unmeasured else []) + [''] + regression_lines(
+        found, None, metric=metric)
 
 
 def _history_run(row: dict, state) -> dict:
@@ -287,13 +303,15 @@ def _history_run(row: dict, state) -> dict:
     why = state.why()
     return {'id': row['id'], 'run_utc': row['run_utc'], 'host': row['hostname'],
             'label': row['label'], 'images_per_sec': row['images_per_sec'],
+            **{m: row.get(m) for m in series_metric.METRICS},
             'images_per_sec_of': records.rate_of(row),
             'step_time_median_secs': row['step_time_median'],
             'clean': not why, 'unclean_reason': why or None}
 
 
 def history_json(first: dict, chosen, found: list[regressions.Regression],
-                 min_change_pct: float, png: str | None) -> dict:
+                 min_change_pct: float, png: str | None,
+                 metric=series_metric.IMAGES_PER_SEC) -> dict:
     """`history --json`: the series `history` plots, one object, units in the key names.
 
     Args:
@@ -303,10 +321,13 @@ def history_json(first: dict, chosen, found: list[regressions.Regression],
       found: the steps down found in the series (history/regressions.py).
       min_change_pct: --min_change.
       png: the plot written (--png), or None.
+      metric: the figure followed (--metric; history/series_metric.py).
 
     Returns:
-      {'config_key', 'configuration', 'runs': [{'id', 'run_utc' ('YYYY-MM-DDTHH:MM:SS.ffffffZ'),
-       'host', 'label', 'images_per_sec', 'images_per_sec_of' (history/records.py rate_of),
+      {'config_key', 'configuration', 'metric' (its column), 'runs': [{'id', 'run_utc'
+       ('YYYY-MM-DDTHH:MM:SS.ffffffZ'), 'host', 'label', 'images_per_sec',
+       'latency_p50_ms', 'latency_p90_ms', 'latency_p99_ms' (None: not recorded),
+       'images_per_sec_of' (history/records.py rate_of),
        'step_time_median_secs', 'clean', 'unclean_reason' (metrics/clean_runs.py RunState.why:
        'busy: ...; stopped at 28 of 100 timed steps', None when clean)}] oldest first,
        'left_out_runs' (the unclean runs left out of the series, the same fields),
@@ -316,51 +337,64 @@ def history_json(first: dict, chosen, found: list[regressions.Regression],
     states = {id(row): state for row, state in chosen.left_out + chosen.kept_unclean}
     clean = clean_runs.RunState()
     return {'config_key': first['config_key'], 'configuration': records.describe_config(first),
+            'metric': metric.column,
             'runs': [_history_run(r, states.get(id(r), clean)) for r in chosen.kept],
             'left_out_runs': [_history_run(r, s) for r, s in chosen.left_out],
             'left_out': chosen.lines(), 'steps_down': [_step_json(r) for r in found],
             'min_change_pct': min_change_pct, 'png': png}
 
 
-def _steps_down(found: list) -> str:
-    return cnn_util.counted(len(found), 'step down', 'steps down')
+def _steps_down(found: list, metric=series_metric.IMAGES_PER_SEC) -> str:
+    """'2 steps down' ('1 step up of latency p99 ms' for a latency)."""
+    return cnn_util.counted(len(found), metric.step, metric.step.replace('step', 'steps')) + (
+        of_metric(metric))
+
+
+def of_metric(metric) -> str:
+    """'' for images/sec, ' of latency p99 ms' for a latency: what a count of steps is of."""
+    return '' if metric.higher_is_better else ' of %s' % metric.label
 
 
 def regression_lines(found: list[regressions.Regression], counts: tuple[int, int] | None,
-                     unjudged: list[regressions.Unjudged] = ()) -> list[str]:
+                     unjudged: list[regressions.Unjudged] = (),
+                     metric=series_metric.IMAGES_PER_SEC) -> list[str]:
     """`regressions`: a block per step down, a block per series whose latest runs hold a
     possible step down the test cannot judge (`unjudged`: history/regressions.py
     untestable_step), then one summary line (with `counts`: the series searched and those too
     short; 'regressions: nothing could be judged (...)' when no series had runs enough for the
-    test, as the gate's line then says)."""
-    lines = []
+    test, as the gate's line then says). `metric`: the figure searched (a latency's
+    regression is a step up: 'REGRESSION (latency p99 ms higher)', 'first higher run')."""
+    lines, worse = [], metric.worse
+    what = '' if metric.higher_is_better else ' (%s %s)' % (metric.label, worse)
     for r in found:
         fields = regressions.summary(r)
-        lines += ['REGRESSION: %s on %s' % (fields['configuration'], fields['host']),
-                  '  first slower run: %s (label: %s)' % (fields['first slower run'],
-                                                          one_line(fields['label'])),
-                  '  images/sec: %s, %s, Mann-Whitney p=%s' % (
-                      fields['images/sec'], fields['change'], fields['p']),
-                  '  still slower: %s' % fields['still slower'],
+        lines += ['REGRESSION%s: %s on %s' % (what, fields['configuration'], fields['host']),
+                  '  first %s run: %s (label: %s)' % (worse, fields['first slower run'],
+                                                      one_line(fields['label'])),
+                  '  %s: %s, %s, Mann-Whitney p=%s' % (
+                      metric.label, fields[metric.label], fields['change'], fields['p']),
+                  '  still %s: %s' % (worse, fields['still slower']),
                   '  what changed: %s' % fields['what changed'], '']
     for u in unjudged:
         fields = regressions.unjudged_summary(u)
         lines += ['NOT JUDGED: %s on %s' % (fields['configuration'], fields['host']),
-                  '  possible step down at run: %s (label: %s)' % (fields['first run after'],
-                                                                  one_line(fields['label'])),
-                  '  images/sec: %s, %s, Mann-Whitney p %s: %s' % (
-                      fields['images/sec'], fields['change'], fields['p'], fields['why']),
+                  '  possible %s at run: %s (label: %s)' % (
+                      metric.step, fields['first run after'], one_line(fields['label'])),
+                  '  %s: %s, %s, Mann-Whitney p %s: %s' % (
+                      metric.label, fields[metric.label], fields['change'], fields['p'],
+                      fields['why']),
                   '  judgeable after: %s' % fields['more runs'],
                   '  what changed: %s' % fields['what changed'], '']
     still = sum(1 for r in found if r.still_slower)
     if counts is None:
-        text = ('%s found, %d still slower' % (_steps_down(found), still) if found
-                else 'no step down found')
+        text = ('%s found, %d still %s' % (_steps_down(found, metric), still, worse) if found
+                else 'no %s found' % metric.step)
         return lines + [text + _unjudged_note(unjudged) + '.']
     searched, short = counts
     if found:
-        head = 'regressions: %s in %d series, %d still slower' % (
-            _steps_down(found), len({(r.config_key, r.hostname) for r in found}), still)
+        head = 'regressions: %s in %d series, %d still %s' % (
+            _steps_down(found, metric), len({(r.config_key, r.hostname) for r in found}), still,
+            worse)
     elif short == searched:  # no series searched, or each too short: no verdict, not 'none'
         head = 'regressions: nothing could be judged'
     else:
@@ -390,9 +424,9 @@ def unjudged_line(u: regressions.Unjudged) -> str:
     step = u.step
     after = ('judgeable after ' + fields['more runs'] if step.more_runs is not None else
              'no number of runs after it can judge it: ' + step_notes.never_reason(
-                 u.before, step.min_change_pct))
-    head = '%s on %s (a possible step down of %s at run %s: ' % (
-        fields['configuration'], fields['host'], fields['change'],
+                 u.before, step.min_change_pct, u.metric))
+    head = '%s on %s (a possible %s of %s at run %s: ' % (
+        fields['configuration'], fields['host'], u.metric.step, fields['change'],
         fields['first run after'].split()[0])
     if step.too_few_runs:
         return head + ('%d runs before it and %d after are too few for the test; %s)' % (
@@ -420,17 +454,17 @@ def unjudged_advice(unjudged: list[regressions.Unjudged]) -> str:
 
 
 def _step_json(r: regressions.Regression) -> dict:
-    """One step down of `regressions --json`: its runs and figures, units in the key names."""
-    j = r.step.judgement
+    """One step down of `regressions --json` (a latency's step up): its runs and figures,
+    units in the key names ('median_latency_p99_ms_before' for a latency)."""
+    j, m = r.step.judgement, r.metric
+    before, after = m.medians(r.before, r.after)
     return {'first_slower_run_id': r.first_slower['id'],
             'first_slower_run_utc': r.first_slower['run_utc'],
             'label': r.first_slower.get('label'), 'last_run_before_id': r.last_before['id'],
-            'median_images_per_sec_before': statistics.median(
-                x['images_per_sec'] for x in r.before),
-            'runs_before': len(r.before),
-            'median_images_per_sec_after': statistics.median(
-                x['images_per_sec'] for x in r.after),
-            'runs_after': len(r.after), 'change_pct': 100.0 * (j.ratio - 1.0),
+            'median_%s_before' % m.column: before, 'runs_before': len(r.before),
+            'median_%s_after' % m.column: after,
+            'runs_after': len(r.after), 'change_pct': 100.0 * m.change(r.before, r.after,
+                                                                       j.ratio),
             'p_value': j.p_slower, 'significance_level': r.step.level,
             'still_slower': r.still_slower, 'what_changed': list(r.changes),
             'host_load_rise': step_notes.load_rise(r.before, r.after)}
@@ -438,15 +472,15 @@ def _step_json(r: regressions.Regression) -> dict:
 
 def _unjudged_json(u: regressions.Unjudged) -> dict:
     """A series' possible step down the test cannot judge, for `regressions --json`."""
+    m = u.metric
+    before, after = m.medians(u.before, u.after)
     return {'first_run_after_id': u.first_after['id'],
             'first_run_after_utc': u.first_after['run_utc'], 'label': u.first_after.get('label'),
             'last_run_before_id': u.last_before['id'],
-            'median_images_per_sec_before': statistics.median(
-                x['images_per_sec'] for x in u.before),
-            'runs_before': len(u.before),
-            'median_images_per_sec_after': statistics.median(
-                x['images_per_sec'] for x in u.after),
-            'runs_after': len(u.after), 'change_pct': 100.0 * (u.step.ratio - 1.0),
+            'median_%s_before' % m.column: before, 'runs_before': len(u.before),
+            'median_%s_after' % m.column: after,
+            'runs_after': len(u.after), 'change_pct': 100.0 * m.change(u.before, u.after,
+                                                                       u.step.ratio),
             'smallest_p_value': u.step.smallest_p, 'significance_level': u.step.level,
             'p_value_at_min_change': u.step.p_at_change,
             'why': 'too few runs' if u.step.too_few_runs else 'too wide a spread',
@@ -456,8 +490,12 @@ def _unjudged_json(u: regressions.Unjudged) -> dict:
 
 def regressions_json(chosen, found: list[regressions.Regression], min_change_pct: float,
                      unmeasured: str | None, gate: dict | None, exit_status: int,
-                     unjudged: list[regressions.Unjudged] = ()) -> dict:
-    """`regressions --json`: one object, units in the key names.
+                     unjudged: list[regressions.Unjudged] = (),
+                     metric=series_metric.IMAGES_PER_SEC) -> dict:
+    """`regressions --json`: one object, units in the key names; with --metric a latency
+    (history/series_metric.py), 'metric' names it, its figures' keys name its column
+    ('latest_latency_p99_ms', 'median_latency_p99_ms_before') and 'steps_down' holds its
+    steps up (the regressions: change_pct positive).
 
     Args:
       chosen: the metrics/clean_runs.py Selection of the matching runs (its kept ones were
@@ -472,7 +510,7 @@ def regressions_json(chosen, found: list[regressions.Regression], min_change_pct
         (history/regressions.py search).
 
     Returns:
-      {'min_change_pct', 'min_runs_per_series', 'series': [{'config_key', 'configuration',
+      {'metric', 'min_change_pct', 'min_runs_per_series', 'series': [{'config_key', 'configuration',
        'host', 'runs', 'latest_run_id', 'latest_images_per_sec', 'median_images_per_sec',
        'verdict' ('regression': a step down still slower; 'not judged': a possible step down
        in its latest runs that the test cannot judge (too few runs on a side, or a step of
@@ -513,71 +551,17 @@ def regressions_json(chosen, found: list[regressions.Regression], min_change_pct
                    'recovered' if mine else 'no step down')
         series.append({'config_key': key, 'configuration': records.describe_config(runs[0]),
                        'host': host, 'runs': len(runs), 'latest_run_id': runs[-1]['id'],
-                       'latest_images_per_sec': runs[-1]['images_per_sec'],
-                       'median_images_per_sec': statistics.median(
-                           r['images_per_sec'] for r in runs),
+                       'latest_' + metric.column: runs[-1][metric.column],
+                       'median_' + metric.column: statistics.median(
+                           r[metric.column] for r in runs),
                        'verdict': verdict, 'steps_down': [_step_json(r) for r in mine],
                        'possible_step_down': (_unjudged_json(possible[key, host])
                                               if (key, host) in possible else None)})
-    return {'min_change_pct': min_change_pct, 'min_runs_per_series': need, 'series': series,
+    return {'metric': metric.column, 'min_change_pct': min_change_pct,
+            'min_runs_per_series': need, 'series': series,
             'series_searched': len(groups),
             'series_with_too_few_runs': sum(s['verdict'] == 'too few runs' for s in series),
             'series_not_judged': len(unjudged),
             'runs_matching': chosen.total, 'runs_left_out': len(chosen.left_out),
             'left_out': chosen.lines(), 'host_load_not_measured': unmeasured or None, 'gate': gate,
             'exit_status': exit_status}
-
-
-#: The configurations a one-line error names before 'and N more', and the length it keeps
-#: within (the error line, 'error: ' included), naming fewer configurations when longer.
-SHOWN = 3
-LINE_LIMIT = 200
-_SHORT = {'batch_size': 'bs=%s', 'num_devices': 'x%s', 'num_workers': 'x%sw',
-          'image_size': '%spx'}
-
-
-def _first_few(items: list[str], shown: int = SHOWN, sep: str = '; ') -> str:
-    """'a; b; c' or, past `shown` items, 'a; b; c and 6 more'."""
-    text = sep.join(items[:shown])
-    return text if len(items) <= shown else '%s and %d more' % (text, len(items) - shown)
-
-
-def _short_config(row: dict, differ: list[str]) -> str:
-    """A configuration in short form: its model, then only its parts in `differ` ('trivial
-    bs=8', 'trivial fp32 imagenet'; records.describe_config's words)."""
-    parts = [row['model']] + [(_SHORT.get(name, '%s') % row[name]) for name in differ
-                              if name != 'model']
-    return ' '.join(str(p) for p in parts)
-
-
-def many_configurations_message(rows: list[dict], filter_flags: tuple) -> str:
-    """history's error for rows of several configurations, within LINE_LIMIT characters: the
-    count, the first few in short form (their differing parts only), the filter flags that
-    pick the first ('--model=trivial --batch_size=8 picks the first'), or --config=KEY where
-    a differing part has no filter (the workers). `filter_flags`: the configuration fields
-    `tf_cnn_results` filters by (results_cli.FILTER_FLAGS)."""
-    first = {}
-    for row in rows:
-        first.setdefault(row['config_key'], row)
-    differ = [name for name in records.CONFIG_FIELDS
-              if len({str(r[name]) for r in first.values()}) > 1]
-    unfiltered = [name for name in differ if name not in filter_flags]
-    by_cpus = len({records.cpus_in_key(key) for key in first}) > 1  # no filter picks them
-    unfiltered += ['the allowed CPUs'] if by_cpus else []
-    pick = ' '.join('--%s=%s' % (name, rows[0][name]) for name in differ
-                    if name in filter_flags)
-    where = ' (`tf_cnn_results show RUN` prints a KEY)'
-    if unfiltered:
-        hint = 'they differ in %s, which has no filter: give --config=KEY' % (
-            ' and '.join(unfiltered))
-    else:
-        hint = '%s picks the first, or give --config=KEY' % pick
-    short = [_short_config(r, differ) + (records.cpus_words(r['config_key'], '?') if by_cpus
-                                         else '') for r in first.values()]
-    # Fewer configurations, then no word on where a KEY is, until the line fits.
-    for shown, tail in ((SHOWN, where), (2, where), (SHOWN, ''), (2, ''), (1, where), (1, '')):
-        text = 'history shows one configuration; %d match the filters (%s): %s%s' % (
-            len(first), _first_few(short, shown), hint, tail)
-        if len('error: ' + text) <= LINE_LIMIT:
-            break
-    return text

@@ -15,7 +15,7 @@ from . import results
 
 FIELDS = ('model_flops_per_sec', 'fraction_of_peak', 'peak_source', 'input_share',
           'compute_images_per_sec', 'input_bound', 'peak_rss_bytes', 'latency_p50_ms',
-          'latency_p99_ms')
+          'latency_p90_ms', 'latency_p99_ms')
 
 
 def record_figures(result: dict) -> dict:
@@ -31,7 +31,8 @@ def record_figures(result: dict) -> dict:
             'compute_images_per_sec': inp.get('compute_images_per_sec'),
             'input_bound': inp.get('input_bound'),
             'peak_rss_bytes': mem.get('process_peak_rss_bytes'),
-            'latency_p50_ms': lat.get('p50'), 'latency_p99_ms': lat.get('p99')}
+            'latency_p50_ms': lat.get('p50'), 'latency_p90_ms': lat.get('p90'),
+            'latency_p99_ms': lat.get('p99')}
 
 
 def _median(records: list[dict], name: str):
