@@ -56,6 +56,16 @@ def test_a_run_with_latency_stores_p90_and_an_older_json_without_it_stores_null(
     assert got == [(8.0, 9.5, 10.0), (8.8, None, 11.0)]
 
 
+def test_show_prints_the_three_percentiles_it_stores(tmp_path, capsys):
+    # `show` printed p50 and p99 only, after p90 was stored.
+    db = str(tmp_path / 'r.sqlite')
+    rh.fill(db, [_inference(10.0, 1, p90=9.5), _inference(11.0, 2)])
+    status, out, _ = _main(capsys, 'show', '1', '--results_db=' + db)
+    assert status == 0 and 'latency p50 8.00 ms, p90 9.50 ms, p99 10.00 ms' in out
+    status, out, _ = _main(capsys, 'show', '2', '--results_db=' + db)
+    assert status == 0 and 'latency p50 8.80 ms, p90 - ms, p99 11.00 ms' in out
+
+
 def test_history_follows_p99_and_leaves_out_runs_without_it_in_one_line(tmp_path, capsys):
     db = str(tmp_path / 'r.sqlite')
     runs = [_inference(p, i + 1, p90=p * 0.9) for i, p in enumerate([10.0, 10.2, 9.9])]

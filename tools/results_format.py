@@ -134,9 +134,9 @@ def _figures(row: dict) -> str:
     if row['peak_rss_bytes'] is not None:
         parts.append('peak RSS %.2f GiB' % (row['peak_rss_bytes'] / 2.0 ** 30))
     if row['latency_p50_ms'] is not None:
-        parts.append('latency p50 %.2f ms, p99 %s ms' % (
-            row['latency_p50_ms'], '-' if row['latency_p99_ms'] is None
-            else '%.2f' % row['latency_p99_ms']))
+        parts.append('latency p50 %.2f ms, p90 %s ms, p99 %s ms' % (
+            row['latency_p50_ms'], *('-' if row.get(key) is None else '%.2f' % row[key]
+                                     for key in ('latency_p90_ms', 'latency_p99_ms'))))
     return ', '.join(parts) or 'none recorded'
 
 
