@@ -427,12 +427,11 @@ def run_eval(plan, model, dataset, config, hooks=()) -> dict:
             r = checkpoints.evaluate_newest(p, last, lambda path: _evaluate(evaluator, stop,
                                                                             path))
             if r is not None:
-                line = stop.partial_line(r)
-                if line:
-                    cnn_util.log_fn(line)
-                line = set_up_note(r)  # the total line keeps the first batch, as the original's
-                if line:
-                    cnn_util.log_fn(line)
+                # The total line keeps the first batch, as the original's (set_up_note); a
+                # partial evaluation's line says 'the accuracy below' (right below it).
+                for line in (set_up_note(r), stop.partial_line(r)):
+                    if line:
+                        cnn_util.log_fn(line)
                 log_eval(r, during_training=False, synthetic_note=not evals)
                 figures = figure_hooks.eval_block(plan, r)
                 summaries.write(r)
