@@ -106,9 +106,9 @@ def header_lines(plan, dataset, precision: list[str], resume=None, model=None) -
         *precision,
         'XLA:         %s' % plan.xla,
         'Threads:     %s' % cpu_tuning.describe(plan.threads, p),
-        # Every mode's, as the original's (forward-only and eval runs apply no updates: the
-        # flag's value alone, without the weight decay's phrase).
-        'Optimizer:   %s%s' % (p.optimizer, decay_phrase(plan) if plan.training else ''),
+        # Every mode's, the flag's value first, as the original's (a log parser reads it);
+        # forward-only and eval runs say it is not applied (optimizer_phrase).
+        'Optimizer:   %s%s' % (p.optimizer, optimizer_phrase(plan)),
         *(['LR schedule: %s' % learning_rate.describe_schedule(
             p, model, plan.images_per_global_step, plan.examples_per_epoch)]
           if plan.training and model is not None else []),
@@ -321,6 +321,18 @@ def fit_path(path: str, room: int) -> str:
         return path
     tail = (room - 3) * 2 // 3
     return path[:room - 3 - tail] + '...' + path[-tail:]
+
+
+def optimizer_phrase(plan) -> str:
+    """What the Optimizer line says after the flag's value: a training run's weight decay
+    (`decay_phrase`); in a forward-only or eval run, which updates nothing, that none of the
+    optimizer, its learning rate or weight decay applies: ', not applied (forward-only: no
+    backward pass, no updates, no learning rate)' (the original printed the flag's value alone in
+    every mode: `sgd` for a forward-only run that never builds an optimizer)."""
+    if plan.training:
+        return decay_phrase(plan)
+    return ', not applied (%s: no backward pass, no updates, no learning rate)' % (
+        'eval' if plan.params.eval else 'forward-only')
 
 
 def decay_phrase(plan) -> str:

@@ -544,7 +544,7 @@ def probe_shapes(plan):
     evaluation's), from the model's forward pass built once at batch 1 with placeholder
     variables (models/flops.placeholder_graph, cached per process), cut to the probe's bound
     (kernel_speed.NATIVE_BOUND times the default's for bfloat16 on a CPU with its units);
-    None for a float32 or GPU run."""
+    None for a float32 or GPU run. A forward-only or eval run's are marked `inference`."""
     if plan.compute_dtype == tf.float32 or plan.params.device != 'cpu':
         return None
     from ..models import flops
@@ -555,4 +555,5 @@ def probe_shapes(plan):
     # bfloat16 on a CPU with its units runs near float32's speed: its probe times the run's
     # ops whole up to a larger bound (alexnet's 8x9216x4096 matmul, not a cut 1x8192x4096).
     near = plan.compute_dtype == tf.bfloat16 and has_cpu_units(tf.bfloat16)
-    return kernel_speed.run_shapes(graph, batch, kernel_speed.NATIVE_BOUND if near else 1)
+    shapes = kernel_speed.run_shapes(graph, batch, kernel_speed.NATIVE_BOUND if near else 1)
+    return shapes._replace(inference=not plan.training)  # no gradients: none announced

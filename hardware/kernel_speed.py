@@ -340,9 +340,10 @@ def probe(dtype: tf.DType, threads: tuple[int, int] = (0, 0), *, refresh: bool =
     mark = len(calibration.JOURNAL)
     got = calibration.figure(
         KIND, key, lambda: fn(dtype.name, intra, inter),
-        what='%s kernels against float32 (%s: convolution %s, matmul %s, and their gradients)'
+        what='%s kernels against float32 (%s: convolution %s, matmul %s%s)'
         % (dtype.name, 'this run\'s largest' if shapes.of_run else 'the default shapes',
-           shapes.run_text('conv'), shapes.run_text('matmul')),
+           shapes.run_text('conv'), shapes.run_text('matmul'),
+           '' if shapes.inference else ', and their gradients'),
         secs=MEASURE_SECS, cores=calibration.cores(intra), refresh=refresh, path=path,
         meter=meter)
     got = got if _valid(got) else None

@@ -23,6 +23,10 @@ class ProbeShapes(NamedTuple):
         default's, timed for the record's key but deciding nothing: `_decides`).
       run_conv, run_matmul: the run's own op where it was larger than the probe's bound and
         `conv` or `matmul` is it cut (`capped`); () where the timed shape is the run's.
+      inference: True for a forward-only or eval run's (graph/precision.probe_shapes): it
+        runs no gradient kernel, so the probe's announcement names only the forward ops (the
+        probe still times the gradients: its record, one per shapes, serves training runs).
+        Not in the record's key (`text`).
     """
 
     conv: tuple
@@ -31,6 +35,7 @@ class ProbeShapes(NamedTuple):
     absent: tuple = ()
     run_conv: tuple = ()
     run_matmul: tuple = ()
+    inference: bool = False
 
     def conv_text(self) -> str:
         """'4x28x28x64 3x3->64' (' stride 2' after it where the stride is 2)."""

@@ -27,7 +27,8 @@ A row's fields (the columns of the `runs` table, history/store.py):
     top_1_accuracy, top_5_accuracy  fractions in [0, 1] of the run's last evaluation (an
                       --eval run's, or a training run's last evaluation during training:
                       result['eval'] top_1, top_5, lifecycle/eval_runner.py); None without
-                      one, for a sweep record's, and for a run recorded before schema 6
+                      one, on synthetic data (random labels: no real accuracy), for a sweep
+                      record's, and for a run recorded before schema 6
     params_json       every resolved flag, {name: value}
     given_flags_json  the flags the user gave at another value than the default, {name:
                       value} (a result's 'given_flags'); None for a run recorded before they
@@ -313,8 +314,11 @@ def from_result(result: dict, source: str = 'run', label: str | None = None,
 def _with_accuracy(row: dict, result: dict) -> dict:
     """`row` with top_1_accuracy and top_5_accuracy (fractions) of the result's last
     evaluation (result['eval'], else the original's top-level keys), and figures_json's
-    'evaluation' {'num_examples', 'global_step', 'subset'} beside them; None without one."""
+    'evaluation' {'num_examples', 'global_step', 'subset'} beside them; None without one,
+    and on synthetic data (row['data']): its random labels score nothing real."""
     evaluation = result.get('eval') if isinstance(result.get('eval'), dict) else {}
+    if row.get('data') == 'synthetic':
+        evaluation, result = {}, {}
     for k in (1, 5):
         row['top_%d_accuracy' % k] = _number(evaluation.get('top_%d' % k, result.get(
             'top_%d_accuracy' % k)))

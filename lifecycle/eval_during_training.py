@@ -227,7 +227,7 @@ class EvalDuringTrainingHook(run_hooks.RunHook):
             self._evaluating = None
         if r.get('partial'):
             cnn_util.log_fn(partial_line(r, self.catcher.name if self.catcher else None))
-        log_eval(r)
+        log_eval(r, synthetic_note=not self.evals)
         self._summaries.write(r)
         self.evals.append(r)
         target = self.p.stop_at_top_1_accuracy

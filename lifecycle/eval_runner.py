@@ -36,6 +36,7 @@ the graph.
 from __future__ import annotations
 
 import os
+import statistics
 import time
 
 import numpy as np
@@ -146,7 +147,10 @@ class Evaluator:
 
         Returns:
           {'top_1', 'top_5': fractions in [0, 1] of the examples scored, 'images_per_sec':
-           examples scored per second, 'num_examples': examples scored (counted in the graph;
+           examples scored per second (the first batch's set-up included, as the original's),
+           'images_per_sec_without_first': the same without the first batch (None with one
+           batch), 'synthetic': True on synthetic data (its random labels make the accuracy
+           meaningless: `log_eval`'s note), 'num_examples': examples scored (counted in the graph;
            padding slots excluded), 'num_batches', 'global_step', 'checkpoint_path' (or None),
            'subset', 'elapsed_secs', 'batch_times': seconds per batch, 'host_load': what else
            used the CPUs over the timed batches (metrics/host_load.py measure),
@@ -186,9 +190,14 @@ class Evaluator:
                 run_last = sess.make_callable([self.counts])
                 warm = self._host_meter_restart(announce)
 
+                first = []  # the first batch's examples scored (its set-up: set_up_note)
+
                 def run_batch(index):
                     puts = self.pipeline.step_ops_for(index, self.num_batches)
-                    return (run_with_puts() if puts else run_last())[0]
+                    counts = (run_with_puts() if puts else run_last())[0]
+                    if index == 0:
+                        first.append(int(counts[2]))
+                    return counts
                 totals, batch_times, elapsed = timed_batches(
                     run_batch, self.num_batches, log=cnn_util.log_fn if announce else None,
                     should_stop=should_stop, display_every=self.p.display_every,
@@ -205,6 +214,9 @@ class Evaluator:
             'top_1': hits_1 / examples,
             'top_5': hits_5 / examples,
             'images_per_sec': examples / elapsed if elapsed > 0 else 0.0,
+            'images_per_sec_without_first': _without_first(examples, first, batch_times,
+                                                           elapsed),
+            'synthetic': bool(self.dataset.synthetic),
             'num_examples': examples, 'num_batches': len(batch_times),
             'planned_batches': self.num_batches,
             'partial': len(batch_times) < self.num_batches, 'global_step': step,
@@ -251,7 +263,7 @@ def timed_batches(run_batch, num_batches: int, *, log=None, clock=time.perf_coun
         if should_stop is not None and index + 1 < num_batches and should_stop():
             break
         if log is not None and index == 1 and num_batches > 2:
-            log(rest_line(num_batches - 2, batch_times[1], batch_times[0]))
+            log(rest_line(num_batches - 1, batch_times[1], batch_times[0]))
     return totals, batch_times, clock() - start
 
 
@@ -265,13 +277,47 @@ def progress_line(batches: int, examples: int, seconds: float) -> str:
 
 
 def rest_line(count: int, batch_secs: float, first_secs: float) -> str:
-    """'Timed part: 14 more batches, about 1.7 s (120 ms the second batch; the first took
-    2.18 s, set-up included)': the rest of an evaluation from its second batch's time. The
-    first batch sets up what the session runs (kernels, their buffers, the input's threads),
-    often many times a batch's time, so the estimate leaves it out, as a training run without
-    warm-up leaves its first step out (training_loop.rest_line)."""
-    return training_loop.rest_line(count, batch_secs, 'batch', 'batches',
-                                   set_up_secs=first_secs)
+    """'Timed part: 15 batches after the first, about 1.8 s (120 ms the second batch; the first
+    took 2.18 s, set-up included)': printed after the second batch, the batches after the
+    first (`count`, the second among them: those the latency line's percentiles cover,
+    metrics/latency.py) times the second one's `batch_secs`. The first batch sets up what the
+    session runs (kernels, their buffers, the input's threads), often many times a batch's
+    time, so the estimate leaves it out, as a training run without warm-up leaves its first
+    step out (training_loop.rest_line). Seconds in, the line's durations
+    training_loop.format_duration's."""
+    return 'Timed part: %s after the first, about %s (%s the second batch; the first took %s, ' \
+        'set-up included)' % (cnn_util.counted(count, 'batch', 'batches'),
+                              training_loop.format_duration(count * batch_secs),
+                              training_loop.format_step_secs(batch_secs),
+                              training_loop.format_step_secs(first_secs))
+
+
+def _without_first(examples: int, first: list, batch_times: list, elapsed: float
+                   ) -> float | None:
+    """Examples per second of the batches after the first (`first`: [its examples]), whose
+    set-up the total line's figure keeps; None with fewer than two batches."""
+    rest = elapsed - batch_times[0] if batch_times else 0.0
+    if len(batch_times) < 2 or not first or rest <= 0:
+        return None
+    return (examples - first[0]) / rest
+
+
+def set_up_note(r: dict) -> str | None:
+    """Before an --eval evaluation's accuracy line, where its first batch took over twice the
+    others' median (`r`: Evaluator.evaluate's dict): 'note: the first batch took 127 ms, 36x
+    the others' median: its set-up (session, kernels, input) is in the total line's
+    images/sec, as in the original (387.35 without that batch)', as a training run without
+    warm-up says of its first step (training_loop); else None."""
+    times, without = r['batch_times'], r.get('images_per_sec_without_first')
+    if without is None or len(times) < 2:
+        return None
+    median = statistics.median(times[1:])
+    if not median or times[0] <= 2 * median:
+        return None
+    return ('note: the first batch took %s, %.0fx the others\' median: its set-up (session, '
+            'kernels, input) is in the total line\'s images/sec, as in the original (%.2f '
+            'without that batch)' % (training_loop.format_step_secs(times[0]),
+                                     times[0] / median, without))
 
 
 def running_line(global_step: int, final: bool = False) -> str:
@@ -281,13 +327,22 @@ def running_line(global_step: int, final: bool = False) -> str:
     return 'Running %sevaluation at global_step %d' % ('final ' if final else '', global_step)
 
 
-def log_eval(r: dict, during_training: bool = True) -> None:
+#: After the accuracy line of a run's first evaluation on synthetic data (`log_eval`).
+SYNTHETIC_NOTE = ('note: synthetic data has random labels: this accuracy means nothing (the '
+                  'results database stores none); give --data_dir for a real one')
+
+
+def log_eval(r: dict, during_training: bool = True, synthetic_note: bool = True) -> None:
     """Prints the accuracy line of one evaluation, the original's `Accuracy @ 1 = 0.5000
     Accuracy @ 5 = 1.0000 [16 examples]` (its global step is the `running_line` before it),
-    the skipped records with --skip_corrupt_records, and during training `eval images/sec:
-    X` (an --eval run's rate is its total block's `total images/sec`: `eval_block`)."""
+    on synthetic data (r['synthetic']) with `synthetic_note` (a run's first evaluation)
+    SYNTHETIC_NOTE, the skipped records with --skip_corrupt_records, and during training
+    `eval images/sec: X` (an --eval run's rate is its total block's `total images/sec`:
+    `eval_block`)."""
     cnn_util.log_fn('Accuracy @ 1 = %.4f Accuracy @ 5 = %.4f [%d examples]'
                     % (r['top_1'], r['top_5'], r['num_examples']))
+    if r.get('synthetic') and synthetic_note:
+        cnn_util.log_fn(SYNTHETIC_NOTE)
     line = skip_report.skipped_line(r)
     if line:
         cnn_util.log_fn(line)
@@ -372,10 +427,12 @@ def run_eval(plan, model, dataset, config, hooks=()) -> dict:
             r = checkpoints.evaluate_newest(p, last, lambda path: _evaluate(evaluator, stop,
                                                                             path))
             if r is not None:
-                line = stop.partial_line(r)
-                if line:
-                    cnn_util.log_fn(line)
-                log_eval(r, during_training=False)
+                # The total line keeps the first batch, as the original's (set_up_note); a
+                # partial evaluation's line says 'the accuracy below' (right below it).
+                for line in (set_up_note(r), stop.partial_line(r)):
+                    if line:
+                        cnn_util.log_fn(line)
+                log_eval(r, during_training=False, synthetic_note=not evals)
                 figures = figure_hooks.eval_block(plan, r)
                 summaries.write(r)
                 evals.append(r)

@@ -17,7 +17,8 @@ optimizers' ranges (optimizer_ranges.py), the rules that depend on the run's dev
 (device_rules.py: the default device, NCCL, logical CPU devices), UTF-8 text (text_values.py),
 the original's 0 for "unset" (zero_values.py), a numeric flag's range as its error says it
 (bounds.py), gate tolerance (gate_tolerance.py), the flag an unknown name meant (flag_names.py),
-the step-time model's flags (plan_rules.py), absl's own flags (absl_flags.py), errors.py.
+the step-time model's flags (plan_rules.py), a run's and an evaluation's length
+(run_length.py), absl's own flags (absl_flags.py), errors.py.
 `--all_reduce_spec`'s language: variable_managers/allreduce_spec.py (pure Python, this layer).
 """
 
@@ -41,6 +42,7 @@ from . import (
     original_flags,
     path_switch,
     plan_rules,
+    run_length,
     text_values,
 )
 from . import cluster_rules as flag_rules
@@ -473,12 +475,7 @@ def validate_params(p: Params, *, ranges_checked: bool = False) -> None:
     if not ranges_checked:
         check_ranges(p)
     _check_empty_paths(p)
-    if p.num_epochs is not None and not p.num_epochs > 0:
-        raise ParamsError('--num_epochs must be > 0 (a fraction such as 0.01 is fine). '
-                          'Received: num_epochs=%g' % p.num_epochs)
-    if p.num_batches is not None and p.num_epochs is not None:
-        raise ParamsError('--num_batches and --num_epochs exclude each other; give one. '
-                          'Received: num_batches=%d, num_epochs=%g' % (p.num_batches, p.num_epochs))
+    run_length.check_run_length(p)  # --num_batches or --num_epochs; the evaluation's pair
     if p.save_model_steps and p.save_model_secs:  # the original refused the pair too
         raise ParamsError('--save_model_steps and --save_model_secs exclude each other; give one '
                           '(a checkpoint every N steps, or every N seconds). Received: '

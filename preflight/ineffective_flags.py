@@ -334,6 +334,10 @@ def _cluster_and_precision_rules(p, rule) -> None:
              'bfloat16 runs)')
         rule(FLOAT16_LOSS_SCALE_FLAGS, 'without --use_fp16 (only float16 compute scales the '
              'loss: bfloat16 has float32\'s exponent range, and float32 needs no scaling)')
+    elif p.forward_only or p.eval:  # no backward pass: graph/train_op.py scales the loss
+        rule(FLOAT16_LOSS_SCALE_FLAGS, 'with --%s (the loss scale keeps float16 gradients '
+             'from underflowing, and a run without a backward pass has none)'
+             % ('eval' if p.eval else 'forward_only'))
     elif not p.fp16_enable_auto_loss_scale:  # LossScaler: only the automatic scale doubles
         rule(('fp16_inc_loss_scale_every_n',), 'without --fp16_enable_auto_loss_scale (the '
              'static loss scale never changes)')

@@ -63,6 +63,8 @@ def test_training_run_prints_the_documented_format():
     (['--batch_size=-1'], 2, '--batch_size must be >= 0 (0: the model default). Received: '
                              'batch_size=-1'),
     (['--num_batches=5', '--num_epochs=1'], 2, '--num_batches and --num_epochs exclude'),
+    (['--eval', '--num_eval_batches=3', '--num_eval_epochs=2'], 2,
+     '--num_eval_batches and --num_eval_epochs exclude'),
     (['--num_gpus=0'], 2, '--num_gpus must be >= 1'),
     (['--optimizer=lbfgs'], 2, '--optimizer must be one of'),
     (['--data_format=NWHC'], 2, '--data_format must be one of'),

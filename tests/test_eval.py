@@ -136,10 +136,10 @@ def test_eval_accuracy_equals_numpy_on_the_same_images(trained, capsys):
     end = lines.index('-' * 64, at + 2)
     assert lines[end - 1].startswith('Host load: ') and end == len(lines) - 1
     assert 'eval images/sec' not in out and r['images_per_sec'] > 0
-    # After the second of its 6 batches (the first sets up the session), how long the other
-    # 4 will take.
+    # After the second of its 6 batches (the first sets up the session), how long the 5
+    # after the first take (those the latency line counts).
     assert [line for line in out.splitlines() if line.startswith('Timed part: ')][0].startswith(
-        'Timed part: 4 more batches, about ')
+        'Timed part: 5 batches after the first, about ')
     # What else used the CPUs over the timed batches (metrics/host_load.py), as in training.
     # (or why not: these 5 batches may time less than the clock ticks can measure)
     assert [line for line in out.splitlines() if line.startswith('Host load: ')][0].startswith(
@@ -161,8 +161,10 @@ def test_the_eval_estimate_leaves_the_first_batchs_set_up_out():
     lines = []
     totals, batch_times, elapsed = eval_runner.timed_batches(
         run_batch, 16, log=lines.append, clock=lambda: now[0])
-    assert lines == ['Timed part: 14 more batches, about 1.7 s (120 ms the second batch; the '
-                     'first took 2.14 s, set-up included)']
+    # The 15 batches after the first (before: '14 more batches', those after the second,
+    # beside a latency line 'over 15 batches after the first (set-up) batch').
+    assert lines == ['Timed part: 15 batches after the first, about 1.8 s (120 ms the second '
+                     'batch; the first took 2.14 s, set-up included)']
     assert list(totals) == [120, 240, 128] and elapsed == pytest.approx(2.14 + 15 * 0.12)
     assert batch_times == pytest.approx([2.14] + [0.12] * 15)
     # Two batches leave nothing to estimate after the second; during training (no log), no

@@ -104,7 +104,9 @@ def test_every_record_once_whatever_the_batch(crafted, eval_batch_size, batches,
     run = out.index('Running evaluation at global_step 7')
     assert out[run - 1] == 'Successfully loaded model from %s.' % os.path.join(
         crafted['train_dir'], 'model.ckpt-%d' % STEP)
-    assert run < at <= run + 2  # the 'Timed part:' line between them with several batches
+    # Between them with several batches: the 'Timed part:' line, and the note of the first
+    # batch's set-up where it took over twice the others' median.
+    assert run < at <= run + 3
 
 
 @pytest.mark.parametrize('update, devices, batch, batches', [

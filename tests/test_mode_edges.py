@@ -24,10 +24,15 @@ def test_forward_only_without_a_checkpoint_says_it_times_random_weights(capsys):
 
 @pytest.mark.parametrize('mode, line', [
     ({}, 'Optimizer:   sgd, weight decay 4e-05 inside the updates (fused)'),
-    ({'forward_only': True}, 'Optimizer:   sgd'), ({'eval': True}, 'Optimizer:   sgd')])
+    ({'forward_only': True, 'optimizer': 'momentum'},
+     'Optimizer:   momentum, not applied (forward-only: no backward pass, no updates, no '
+     'learning rate)'),
+    ({'eval': True}, 'Optimizer:   sgd, not applied (eval: no backward pass, no updates, no '
+     'learning rate)')])
 def test_every_header_prints_the_optimizer_and_only_training_its_weight_decay(mode, line):
-    # The original prints `Optimizer:` in every mode (a log parser reads it); forward-only and
-    # eval runs apply no updates, so the flag's value alone.
+    # The original prints `Optimizer:` in every mode, the flag's value alone (a log parser
+    # reads it: it stays first); forward-only and eval runs apply no updates, and said
+    # `Optimizer:   momentum` while three warnings said the optimizer flags had no effect.
     assert line in helpers.tiny_bench(**mode).info_lines()
 
 

@@ -63,7 +63,7 @@ def test_the_runs_dtype_and_cpu_decide_the_bound(dtype, flags, matmul, monkeypat
     monkeypatch.setattr(precision, 'cpu_flags', lambda path='/proc/cpuinfo': set(flags))
     plan = SimpleNamespace(compute_dtype=dtype, params=SimpleNamespace(device='cpu', eval=False),
                            model='alexnet', dataset='imagenet', image_size=None,
-                           num_classes=1001, per_device_batch_size=8, eval=None)
+                           num_classes=1001, per_device_batch_size=8, eval=None, training=True)
     shapes = precision.probe_shapes(plan)
     assert shapes.matmul == matmul and shapes.run_matmul in ((), ALEXNET_MATMUL)
 

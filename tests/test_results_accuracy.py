@@ -16,9 +16,11 @@ _main = rh.results_command
 
 
 def _evaluation(top_1: float, top_5: float, hours: int = 1, rate: float = 300.0) -> dict:
-    """A result as an --eval run writes it (lifecycle/results_log.py: 'eval' and the
-    original's top-level keys)."""
-    r = rh.result(rate, finished=rh.T0.replace(hour=hours), eval=True)
+    """A result as an --eval run of real data writes it (lifecycle/results_log.py: 'eval'
+    and the original's top-level keys; synthetic data's random labels store no accuracy)."""
+    r = rh.result(rate, finished=rh.T0.replace(hour=hours), eval=True, data_dir='/data',
+                  data_name='imagenet')
+    r['plan'] = {'dataset': 'imagenet'}
     scored = {'top_1': top_1, 'top_5': top_5, 'images_per_sec': rate, 'num_examples': 96,
               'num_batches': 3, 'planned_batches': 3, 'partial': False, 'global_step': 40,
               'checkpoint_path': '/train/model.ckpt-40', 'subset': 'validation'}
@@ -52,12 +54,17 @@ def test_an_evaluation_keeps_its_accuracy_in_show_list_and_json(tmp_path, capsys
 def test_a_training_run_keeps_its_last_evaluation_during_training(tmp_path, capsys):
     db = str(tmp_path / 'r.sqlite')
     trained = dict(_evaluation(0.5, 0.75), mode='training',
-                   params=dict(rh.PARAMS, eval_during_training_every_n_steps=2))
+                   params=dict(rh.PARAMS, eval_during_training_every_n_steps=2,
+                               data_dir='/data', data_name='imagenet'))
     rh.fill(db, [trained])
     status, out, _ = _main(capsys, 'show', '1', '--results_db=' + db)
     assert ('  accuracy: top-1 0.5000, top-5 0.7500 (the last evaluation during training: 96 '
             'examples, validation subset, global step 40)') in out.splitlines()
     assert records.from_result(rh.result(1.0))['top_1_accuracy'] is None
+    # On synthetic data (random labels) an evaluation's accuracy means nothing: none stored.
+    synthetic = dict(trained, params=dict(trained['params'], data_dir=None, data_name=None),
+                     plan={'dataset': 'synthetic'})
+    assert records.from_result(synthetic)['top_1_accuracy'] is None
 
 
 def test_a_schema_5_database_reads_and_migrates_with_its_evaluations(tmp_path, capsys):

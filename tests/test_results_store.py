@@ -465,8 +465,10 @@ def test_an_evaluation_is_recorded_as_its_own_mode(tiny_run, tmp_path):
         rows = store.select_runs(conn)
     assert [r['mode'] for r in rows] == ['training', 'evaluation']
     assert rows[1]['images_per_sec'] == evaluated['images_per_sec'] > 0
-    assert (rows[1]['top_1_accuracy'], rows[1]['top_5_accuracy']) == (
-        evaluated['eval']['top_1'], evaluated['eval']['top_5'])
+    # Synthetic data (tiny_run's): random labels, no accuracy stored (it stored 0.0);
+    # real data's: tests/test_results_accuracy.py.
+    assert evaluated['eval']['synthetic'] and evaluated['eval']['top_1'] is not None
+    assert (rows[1]['top_1_accuracy'], rows[1]['top_5_accuracy']) == (None, None)
     assert rows[1]['run_utc'] == evaluated['finished_utc']
 
 

@@ -451,8 +451,8 @@ def test_a_sub_millisecond_batch_is_not_shown_as_zero_seconds():
     # 2-batch --eval of the trivial model.
     from tf_cnn_benchmarks.lifecycle import eval_runner
     assert eval_runner.rest_line(2, 0.00173, 0.0512) == (
-        'Timed part: 2 more batches, about 3.46 ms (1.73 ms the second batch; the first took '
-        '51.2 ms, set-up included)')
+        'Timed part: 2 batches after the first, about 3.46 ms (1.73 ms the second batch; the '
+        'first took 51.2 ms, set-up included)')
     assert [training_loop.format_step_secs(s) for s in (2.0, 0.01, 0.0099, 0.0004, 1e-6)] == [
         '2.00 s', '10.0 ms', '9.90 ms', '0.400 ms', 'under 0.01 ms']
     assert training_loop.timed_part_line(4, 0.0025, 5) == (
