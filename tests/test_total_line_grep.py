@@ -17,7 +17,7 @@ import time
 import types
 
 from tf_cnn_benchmarks.cluster import figures
-from tf_cnn_benchmarks.lifecycle import phase_runner, training_loop
+from tf_cnn_benchmarks.lifecycle import phase_runner, run_hooks, training_loop
 from tf_cnn_benchmarks.metrics import host_load
 from tf_cnn_benchmarks.tools import launch_cluster
 
@@ -127,3 +127,22 @@ def test_the_loops_own_lines_say_the_phrase_only_on_the_total_line():
     assert [line for line in lines if PHRASE in line] == [
         'total images/sec: %.2f' % result.images_per_sec]
     assert re.match(r'^total images/sec: [0-9.]+$', lines[-2])
+
+
+def test_what_the_warm_ups_end_prints_stays_above_the_step_table():
+    # A cron user's 2>&1 log had the busy-host warning (printed as the timed part begins,
+    # lifecycle/figure_hooks.py) between the `Step` header and step 1, inside the table a
+    # `sed -n '/^Step/,/^---/p'` reads.
+    lines = []
+
+    class _Warns(run_hooks.RunHook):
+        def before_timed(self):
+            lines.append('warning: the host is busy as the run starts')
+
+    losses = iter([7.0] * 4)
+    training_loop.run_loop(training_loop.LoopSpec(num_warmup=2, num_steps=2, images_per_step=4,
+                                                  display_every=1),
+                           lambda: (next(losses),), [_Warns()], log=lines.append)
+    header = lines.index('Step\tImg/sec\ttotal_loss')
+    assert lines.index('warning: the host is busy as the run starts') == header - 1
+    assert lines[header + 1].startswith('1\timages/sec: ')

@@ -98,22 +98,6 @@ def test_loop_prints_step_1_and_every_display_every():
     assert result.images_per_sec == pytest.approx(8 * 25 / result.elapsed_secs)
 
 
-def test_what_the_warm_ups_end_prints_stays_above_the_step_table():
-    # A cron user's 2>&1 log had the busy-host warning (printed as the timed part begins,
-    # lifecycle/figure_hooks.py) between the `Step` header and step 1.
-    lines = []
-
-    class _Warns(run_hooks.RunHook):
-        def before_timed(self):
-            lines.append('warning: the host is busy as the run starts')
-
-    training_loop.run_loop(Spec(num_warmup=2, num_steps=2, images_per_step=4, display_every=1),
-                           _fake_steps([7.0] * 4), [_Warns()], log=lines.append)
-    header = lines.index('Step\tImg/sec\ttotal_loss')
-    assert lines.index('warning: the host is busy as the run starts') == header - 1
-    assert lines[header + 1].startswith('1\timages/sec: ')
-
-
 def test_forward_only_lines_have_no_loss_column():
     lines = []
     training_loop.run_loop(Spec(num_warmup=0, num_steps=2, images_per_step=4, display_every=1,
