@@ -498,3 +498,16 @@ def test_every_judging_command_takes_the_flag_and_its_help_names_the_rule(comman
     assert sweep.main(['tf_cnn_sweep', 'compare', '--help']) == 0
     assert '[--include_unclean_runs]' in capsys.readouterr().out
     assert 'include_unclean_runs' in params.SPEC_BY_NAME  # --baseline's, on the command
+
+
+def test_list_json_says_which_runs_are_clean_at_its_top_level(tmp_path, capsys):
+    # A cron user's `jq '.images_per_sec'` trend job mixed a SIGTERM-stopped and a busy run
+    # with clean ones: the verdict was only in the text's host-load column.
+    db = _db(tmp_path, [1000.0, 990.0, 1010.0], busy=(1,), stopped=(2, (157, 3000)))
+    status, out, _ = rh.results_command(capsys, 'list', '--results_db=' + db, '--json')
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert status == 0
+    assert [(r['clean'], r['unclean_reason']) for r in rows] == [
+        (True, None),
+        (False, "busy: other processes used 80% of the run's cores (more than 25%)"),
+        (False, 'stopped at 157 of 3000 timed steps')]
