@@ -542,11 +542,13 @@ def why_unjudged(step: Untestable) -> str:
 def unjudged_note(unjudged: list[Unjudged]) -> str:
     """What the series not judged have in common, for a summary: 'too few runs on a side of a
     possible step down for the test', 'runs spread too wide before a possible step down for
-    the test to catch --min_change', or both joined by 'or'."""
+    the test to catch --min_change', or both joined by 'or' ('step up' for a latency)."""
     reasons = {u.step.too_few_runs for u in unjudged}
-    texts = {True: 'too few runs on a side of a possible step down for the test',
-             False: 'runs spread too wide before a possible step down for the test to catch '
-                    '--min_change'}
+    # A latency's regression is a rise: 'a possible step up' (history/series_metric.py).
+    step = unjudged[0].metric.step if unjudged else series_metric.IMAGES_PER_SEC.step
+    texts = {True: 'too few runs on a side of a possible %s for the test' % step,
+             False: 'runs spread too wide before a possible %s for the test to catch '
+                    '--min_change' % step}
     return ' or '.join(texts[r] for r in (True, False) if r in reasons)
 
 

@@ -156,3 +156,15 @@ def test_regressions_gate_fails_on_a_latency_rise_and_passes_on_a_fall(tmp_path,
     check = sqlite3.connect(fall)
     assert check.execute('PRAGMA user_version').fetchone()[0] == 7
     check.close()
+
+
+def test_a_latency_series_not_judged_says_step_up_throughout(tmp_path, capsys):
+    # An upgrading user's series said 'possible step up at run: #38' and then, in its
+    # summary, 'runs spread too wide before a possible step down'.
+    db = str(tmp_path / 'r.sqlite')
+    rh.fill(db, [_inference(p, i + 1) for i, p in enumerate(
+        [10.0, 10.1, 9.9, 13.0, 10.2, 9.8, 10.7, 10.6])])
+    status, out, _ = _main(capsys, 'regressions', '--results_db=' + db,
+                           '--metric=latency_p99_ms')
+    assert status == 0 and '  possible step up at run: #4 ' in out
+    assert 'possible step up for the test' in out and 'step down' not in out
