@@ -5,7 +5,7 @@ The database (store.py: the SQLite file, writes and queries; schema.py: its sche
 migrations; store_paths.py: where it is, from --results_db, TF_CNN_RESULTS_DB or the default folder;
 disk_errors.py: what SQLite's errors of a full disk or failing storage mean; intact.py:
 damage no query would read, looked for at each opening; write_wait.py: the write lock
-taken, and a wait for it said), what
+taken, and a wait for it said; upgrades.py: what a migrated or newer schema says), what
 it keeps of a run (records.py: a row from a result dict or a sweep record, the configuration
 and content keys), a run's flags as its user gave them (run_flags.py: recorded, or derived
 from the resolved ones), loading sweep folders and run JSONs (ingest.py), the change-point search

@@ -130,3 +130,14 @@ def _add_p90(conn: sqlite3.Connection) -> None:
 
 MIGRATIONS = {1: _create_v1, 2: _add_config_key, 3: _add_given_flags, 4: _key_allowed_cpus,
               5: _rename_old_models, 6: _add_accuracy, 7: _add_p90}
+
+#: What each migration adds, in a few words, for the note of a file a write migrated
+#: (history/upgrades.py); the module docstring has the whole story.
+DESCRIPTIONS = {
+    2: 'each run\'s configuration key',
+    3: 'the flags each run was given',
+    4: 'the allowed CPUs in the configuration key',
+    5: 'the runs of mobilenet renamed mobilenet_v1',
+    6: 'the columns top_1_accuracy and top_5_accuracy',
+    7: 'the column latency_p90_ms, filled for the runs stored from their latency figures',
+}

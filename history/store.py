@@ -33,7 +33,7 @@ import time
 
 from ..cnn_util import BenchmarkError
 from ..runtime import file_systems
-from . import disk_errors, intact, records, write_wait
+from . import disk_errors, intact, records, store_paths, upgrades, write_wait
 from .schema import (  # noqa: F401 (re-exported: the schema and its migrations)
     ADDED_COLUMNS,
     ADDED_IN,
@@ -46,11 +46,9 @@ from .store_paths import (  # noqa: F401 (re-exported: where the database is)
     data_folder,
     default_origin,
     default_path,
-    default_problem,
     home_problem,
     read_only_reason,
     resolve_path,
-    run_path,
     variable_value,
     write_problem,
 )
@@ -60,6 +58,14 @@ BUSY_TIMEOUT_SECS = 60.0
 class StoreError(BenchmarkError):
     """The results database cannot be used (not ours, damaged, newer, locked, unwritable);
     the message is one line naming the file and the way out (exit status 1)."""
+
+
+class NewerSchemaError(StoreError):
+    """A results database of a newer schema than SCHEMA_VERSION; `version` is its schema."""
+
+    def __init__(self, message: str, version: int):
+        super().__init__(message)
+        self.version = version
 
 
 def missing_error(path: str) -> StoreError:
@@ -131,9 +137,10 @@ def _check_identity(conn: sqlite3.Connection, path: str) -> int:
                          'untouched: choose another --results_db=PATH'
                          % (path, app_id, ', '.join(tables) or 'none'))
     if version > SCHEMA_VERSION:
-        raise StoreError('%s has schema version %d, newer than this tf_cnn_benchmarks knows '
-                         '(%d); it was left untouched: upgrade tf_cnn_benchmarks, or choose '
-                         'another --results_db=PATH' % (path, version, SCHEMA_VERSION))
+        raise NewerSchemaError('%s has schema version %d, newer than this tf_cnn_benchmarks '
+                               'knows (%d); it was left untouched: upgrade tf_cnn_benchmarks, '
+                               'or choose another --results_db=PATH'
+                               % (path, version, SCHEMA_VERSION), version)
     return version
 
 
@@ -158,9 +165,10 @@ def _wal(conn: sqlite3.Connection) -> None:
             time.sleep(0.05)
 
 
-def _migrate(conn: sqlite3.Connection, target: int) -> None:
+def _migrate(conn: sqlite3.Connection, target: int) -> int:
     """Brings the schema to `target` in one transaction (a concurrent opener waits, then
-    finds it done)."""
+    finds it done); returns the version found once the lock was taken (`target`: done
+    already)."""
     conn.execute('BEGIN IMMEDIATE')
     try:
         version = conn.execute('PRAGMA user_version').fetchone()[0]
@@ -173,6 +181,7 @@ def _migrate(conn: sqlite3.Connection, target: int) -> None:
     except BaseException:
         disk_errors.rollback_quietly(conn)  # never hiding the error that ended it
         raise
+    return version
 
 
 def open_store(path: str, *, create: bool = True,
@@ -187,6 +196,9 @@ def open_store(path: str, *, create: bool = True,
     Returns:
       An sqlite3 connection in autocommit mode (writes use `transaction`), rows as
       sqlite3.Row.
+
+    A file of an older schema that this opening migrates is said in one `note:` line on
+    stderr (history/upgrades.py: the versions that can no longer write it).
 
     Raises:
       StoreError: no file (with create=False; or a loop of symbolic links), a folder that
@@ -227,8 +239,9 @@ def open_store(path: str, *, create: bool = True,
         _check_intact(conn, path, version)
         _wal(conn)
         if version < schema_version:
-            _migrate(conn, schema_version)
+            found = _migrate(conn, schema_version)
             _check_identity(conn, path)
+            upgrades.note_migrated(path, found, schema_version)  # once, by the migrating one
     except sqlite3.Error as e:
         conn.close()
         raise _problem(path, e) from None
@@ -385,6 +398,51 @@ def check_file(path: str) -> str | None:
     except StoreError as e:
         return str(e)
     return None
+
+
+def newer_schema(path: str) -> int | None:
+    """The schema version of the results database at `path` when it is newer than
+    SCHEMA_VERSION, else None (no file; older or current; not ours, unreadable: the run's
+    check says those, `check_file`). Only its header is read, as it is where no writer has it
+    open (`_as_it_is`), else with locks: nothing is made beside it, its pages not checked."""
+    if not os.path.isfile(path):
+        return None
+    immutable = _as_it_is(path, True)
+    uri = 'file:%s?mode=ro%s' % (_uri_path(path), '&immutable=1' if immutable else '')
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_SECS, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        _check_identity(conn, path)
+    except NewerSchemaError as e:
+        return e.version
+    except (StoreError, sqlite3.Error):
+        pass
+    finally:
+        conn.close()
+    return None
+
+
+def default_problem(value, environ=None) -> str | None:
+    """Why a run with --results_db `value` does not record at all, or None: store_paths'
+    `default_problem` (its default place under a home folder that does not exist, or on
+    storage it cannot write), or, neither --results_db nor TF_CNN_RESULTS_DB naming it, a
+    database there of a newer schema than this program knows (`newer_schema`;
+    upgrades.newer_reason: 'holds a results database of schema version 8, newer than ...').
+    A database named so keeps its usage error (preflight/output_paths.py)."""
+    problem = store_paths.default_problem(value, environ)
+    if problem or value not in (None, True) or variable_value(environ) is not None:
+        return problem
+    version = newer_schema(default_path(environ))
+    return upgrades.newer_reason(version) if version else None
+
+
+def run_path(value) -> str | None:
+    """The database a run records into: `resolve_path(value)`, except that a default place
+    the run cannot use (`default_problem`) is None, as --noresults_db: the run is not
+    recorded (preflight/output_paths.py warns; lifecycle/results_db.py's last line)."""
+    return None if default_problem(value) else resolve_path(value)
 
 
 def _uri_path(path: str) -> str:

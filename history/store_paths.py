@@ -5,9 +5,10 @@ whether a run can write it there (`write_problem`, `default_problem`). No SQLite
 
 The default place (neither --results_db nor TF_CNN_RESULTS_DB given) that a run cannot use,
 under a home folder that does not exist or on storage it cannot write (a read-only home in a
-locked-down container), costs the run its record, not the run: `run_path` is None there and
-the run's check says so in one warning line (preflight/output_paths.py). A database named by
---results_db or TF_CNN_RESULTS_DB that cannot be written is a usage error.
+locked-down container), costs the run its record, not the run: store.run_path is None there
+and the run's check says so in one warning line (preflight/output_paths.py); store.py adds a
+database there of a newer schema (its `default_problem`, which reads the file). A database
+named by --results_db or TF_CNN_RESULTS_DB that cannot be written is a usage error.
 """
 
 from __future__ import annotations
@@ -195,11 +196,3 @@ def default_problem(value, environ=None) -> str | None:
         return None
     problem = write_problem(path)
     return problem[0] if problem else None
-
-
-def run_path(value) -> str | None:
-    """The database a run records into: `resolve_path(value)`, except that a default place
-    the run cannot use (`default_problem`: under a home folder that does not exist, which is
-    not made, or on storage it cannot write) is None, as --noresults_db: the run is not
-    recorded (preflight/output_paths.py says so in one warning line)."""
-    return None if default_problem(value) else resolve_path(value)

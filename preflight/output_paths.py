@@ -310,8 +310,9 @@ def check_output_paths(p: Params) -> None:
     default place) must be ours (store.check_file) and writable (tried: store.write_problem),
     or can be made; its default place (neither --results_db nor TF_CNN_RESULTS_DB given)
     under a home folder that does not exist, or on storage this user cannot write (a
-    read-only home), is not used: one `warning:` line says the run is not recorded, why, and
-    the fix (store.default_problem, store.run_path), and the run goes on.
+    read-only home), or holding a database of a newer schema than this program knows (an older
+    install beside a newer one), is not used: one `warning:` line says the run is not
+    recorded, why, and the fix (store.default_problem, store.run_path), and the run goes on.
 
     Remote paths: see `check_path_schemes`; one `warning:` line names them and the checks
     that do not apply there. --plan_scaling_png is a file as above; with --calibrate, the
