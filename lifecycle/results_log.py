@@ -47,7 +47,10 @@ named here, and the keys of eval, host_load and utilisation):
           eval_stop.py), global_step, checkpoint_path, subset, elapsed_secs, batch_times,
           host_load, skipped_records (records --skip_corrupt_records skipped, null without
           it), skipped_left_out (those of them in shards left out at start-up), passes
-          (planned passes over the subset)}: lifecycle/eval_runner.py), evals [same],
+          (planned passes over the subset), images_per_sec_without_first (the figure
+          without the first, set-up batch; null with one batch), synthetic (true on
+          synthetic data, whose random labels make the accuracy meaningless)}:
+          lifecycle/eval_runner.py), evals [same],
     skipped_records (with --skip_corrupt_records, or in an --eval run's result: lifecycle/
     skip_report.py; else null), stopped_early, stopped_in_warmup (a signal stopped the run
     before its timed steps: nothing was timed), stopped_by_signal (null, 'SIGINT', 'SIGTERM'
