@@ -89,12 +89,14 @@ class Band(NamedTuple):
     gpu_rows: int
 
     def clause(self) -> str:
-        """'against 42 published float16 runs its error was median 17%, -29%..+129%', then
+        """'against 42 published float16 runs its error was median 17%, -29%..+129% (+:
+        predicted above the published figure)' (error = predicted / published - 1), then
         ', and no published run of the H100 80GB to check it against' (or 'no published
         float16 run of the K80') where the GPU has no row of its own, then ': <DOC>'."""
-        out = 'against %d published %s runs%s its error was median %.0f%%, %+.0f%%..%+.0f%%' % (
+        out = ('against %d published %s runs%s its error was median %.0f%%, %+.0f%%..%+.0f%% '
+               '(+: predicted above the published figure)' % (
             self.rows, self.rows_dtype, ' (none bfloat16)' if self.dtype == 'bfloat16' else '',
-            100 * self.median, 100 * self.low, 100 * self.high)
+            100 * self.median, 100 * self.low, 100 * self.high))
         if not self.gpu_rows:
             seen = any(self.gpu in gpus for gpus in GPU_ROWS.values())
             out += ', and no published %srun of the %s to check it against' % (

@@ -25,9 +25,9 @@ from tf_cnn_benchmarks.speed_model import validation_band as vb
 from checkout import REPO
 
 FLOAT16 = ('data-sheet model; against 42 published float16 runs its error was median 17%, '
-           '-29%..+129%')
+           '-29%..+129% (+: predicted above the published figure)')
 FLOAT32 = ('data-sheet model; against 62 published float32 runs its error was median 8%, '
-           '-47%..+36%')
+           '-47%..+36% (+: predicted above the published figure)')
 DOC = ': docs/estimate-vs-reality.md; '
 
 
