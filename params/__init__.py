@@ -116,8 +116,8 @@ SPECS: tuple[ParamSpec, ...] = (
     _i('num_batches', None, 'Timed steps (--eval: batches to score, unless --num_eval_*). '
        'Default (and 0): 100 unless --num_epochs.', lower=1),
     _f('num_epochs', None, 'Epochs to run; excludes --num_batches (0: unset).', lower=0),
-    _i('num_warmup_batches', None, 'Untimed steps before timing starts. Default: 10 on a GPU, '
-       '5 on a CPU.', lower=0),
+    _i('num_warmup_batches', None, 'Untimed steps before timing starts (0: none; the first '
+       'timed step then sets up). Default: 10 on a GPU, 5 on a CPU.', lower=0),
     _i('display_every', 10, 'Print an images/sec line every this many timed steps.', lower=1),
     _i('image_size', 0, 'Input image height and width in pixels; 0 uses the model default.',
        lower=0),

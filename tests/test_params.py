@@ -54,6 +54,7 @@ def test_params_are_immutable():
     ({'save_model_secs': -5}, '--save_model_secs must be >= 0 (0: off). Received: '
                               'save_model_secs=-5'),
     ({'eval_batch_size': -2}, '--eval_batch_size must be >= 0 (0: --batch_size). Received: '),
+    ({'num_warmup_batches': -3}, '--num_warmup_batches must be >= 0 (0: none). Received: '),
     ({'num_gpus': 0}, '--num_gpus must be >= 1. Received: num_gpus=0'),
     ({'optimizer': 'lbfgs'}, "--optimizer must be one of 'sgd', 'momentum', 'rmsprop', 'adam'. "
                              "Received: optimizer='lbfgs'"),

@@ -168,3 +168,18 @@ def test_a_latency_series_not_judged_says_step_up_throughout(tmp_path, capsys):
                            '--metric=latency_p99_ms')
     assert status == 0 and '  possible step up at run: #4 ' in out
     assert 'possible step up for the test' in out and 'step down' not in out
+
+
+def test_history_of_a_latency_picks_the_configuration_that_has_it(tmp_path, capsys):
+    # A user with trivial's training and forward-only runs: `--metric=latency_p99_ms` said
+    # two configurations match and suggested --mode=training (no latency there), and
+    # --mode=forward_only (the run flag's spelling) matched nothing.
+    db = str(tmp_path / 'r.sqlite')
+    rh.fill(db, [rh.result(1000.0), _inference(10.0, 1, p90=9.5), _inference(11.0, 2)])
+    status, out, err = _main(capsys, 'history', '--results_db=' + db, '--model=trivial',
+                             '--metric=latency_p99_ms', '--json')
+    assert (status, err) == (0, '')
+    assert [r['latency_p99_ms'] for r in json.loads(out)['runs']] == [10.0, 11.0]
+    status, out, _ = _main(capsys, 'list', '--results_db=' + db, '--mode=forward_only', '--json')
+    assert status == 0 and [json.loads(line)['mode'] for line in out.splitlines()] == [
+        'forward-only', 'forward-only']

@@ -155,13 +155,25 @@ def _percent(text: str) -> float:
     return value
 
 
+#: --mode as a run's flags name it, for the stored mode: 'forward_only' (the run's
+#: --forward_only) is 'forward-only', 'eval' (--eval) is 'evaluation'.
+_MODE_SPELLINGS = {'forward_only': 'forward-only', 'eval': 'evaluation', 'train': 'training'}
+
+
+def _mode(text: str) -> str:
+    """--mode=forward_only, as the run's flag is spelt, taken as the stored 'forward-only'
+    (a user's --mode=forward_only matched no run and said nothing of the spelling)."""
+    return _MODE_SPELLINGS.get(text, text)
+
+
 def _make_parser() -> _Parser:
     common = _Parser(add_help=False)
     common.add_argument('--results_db', default=argparse.SUPPRESS, metavar='PATH',
                         help='the database (default: %s)' % store.default_path())
     filters = _Parser(add_help=False)
     for name in FILTER_FLAGS:
-        filters.add_argument('--' + name, type=int if name in _INT_FILTERS else str)
+        filters.add_argument('--' + name, type=(int if name in _INT_FILTERS else
+                                                _mode if name == 'mode' else str))
     filters.add_argument('--since', help='2026-01-31, 2026-01-31T12:00, or an age: 12h, 7d, 2w')
     change = _Parser(add_help=False)
     change.add_argument('--min_change', type=_percent, default=regressions.DEFAULT_MIN_CHANGE_PCT,
@@ -255,7 +267,7 @@ def _clean(rows: list[dict], args) -> clean_runs.Selection:
 def _history(conn, args) -> int:
     if args.png:
         _check_output(args.png, is_file=True)
-    rows = _rows(conn, args)
+    rows = results_metric.configurations_of(_rows(conn, args), args.metric)
     keys = list(dict.fromkeys(r['config_key'] for r in rows))
     if not keys:
         return _nothing_to_show(args)

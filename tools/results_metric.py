@@ -64,3 +64,15 @@ def error(text: str) -> int:
     """Prints `error: text` to stderr; 1."""
     print('error: %s' % text, file=sys.stderr)
     return 1
+
+
+def configurations_of(rows: list[dict], metric: series_metric.Metric) -> list[dict]:
+    """The rows `history` picks its one configuration from: for a latency, only the
+    configurations whose runs recorded it (forward-only runs and evaluations), when any did,
+    so that `--model=lenet --metric=latency_p99_ms` over lenet's training and forward-only
+    runs follows the forward-only one (it named training first, which has no latency); all
+    `rows` for images/sec or when none recorded the metric (none_measured says so)."""
+    if metric.higher_is_better:
+        return rows
+    keys = {r['config_key'] for r in rows if r.get(metric.column) is not None}
+    return [r for r in rows if r['config_key'] in keys] or rows
