@@ -333,14 +333,15 @@ def rest_line(count: int, first_secs: float, unit: str = 'step',
     over-estimate (the first step also sets up the executor); after a warm-up of one step
     (`set_up` False: 'Timed part: 79 more steps, about 1.5 s (19.0 ms the first timed step)'),
     a step without set-up; from the second step of a run without warm-up (`set_up_secs`, the
-    first step's time: 'Timed part: 98 more steps, about 1.6 s (16.3 ms the second step; the
-    first took 310 ms, set-up included)')."""
-    if set_up_secs is not None:
-        return 'Timed part: %d more %s, about %s (%s the second %s; the first took %s, ' \
-            'set-up included)' % (count, unit if count == 1 else units,
-                                  format_duration(count * first_secs),
-                                  format_step_secs(first_secs), unit,
-                                  format_step_secs(set_up_secs))
+    first step's time; `count` the steps after the first, as a forward-only run's latency line
+    and an evaluation's Timed part count them: 'Timed part: 99 steps after the first, about
+    1.6 s (16.3 ms the second step; the first took 310 ms, set-up included)')."""
+    if set_up_secs is not None:  # `count` after the first: those the latency line covers
+        return 'Timed part: %d %s after the first, about %s (%s the second %s; the first ' \
+            'took %s, set-up included)' % (count, unit if count == 1 else units,
+                                           format_duration(count * first_secs),
+                                           format_step_secs(first_secs), unit,
+                                           format_step_secs(set_up_secs))
     if not set_up:
         return 'Timed part: %d more %s, about %s (%s the first timed %s)' % (
             count, unit if count == 1 else units, format_duration(count * first_secs),
@@ -496,7 +497,7 @@ def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
         elif not spec.num_warmup and spec.num_steps > 2 and step == 2:
             # Without warm-up the first step carries the set-up (often many steps' time): the
             # second gives the estimate, as an evaluation's.
-            log(rest_line(spec.num_steps - 2, seconds, set_up_secs=stats.step_times[0])
+            log(rest_line(spec.num_steps - 1, seconds, set_up_secs=stats.step_times[0])
                 + spec.left_out_text())
         hooks_start = clock()
         phases.after_step(step, loss, seconds)

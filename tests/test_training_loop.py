@@ -400,8 +400,10 @@ def test_without_warm_up_steps_the_estimate_follows_the_second_timed_step(monkey
     training_loop.run_loop(Spec(num_warmup=0, num_steps=11, images_per_step=4,
                                 display_every=100), step, log=lines.append)
     assert lines[3].startswith('1\timages/sec: ')
-    assert lines[4] == ('Timed part: 9 more steps, about 2.2 s (250 ms the second step; the '
-                        'first took 3.50 s, set-up included)')
+    # The steps after the first, as the latency line counts them (it said '9 more' beside
+    # 'over 10 batches after the first').
+    assert lines[4] == ('Timed part: 10 steps after the first, about 2.5 s (250 ms the second '
+                        'step; the first took 3.50 s, set-up included)')
     assert len([line for line in lines if line.startswith('Timed part')]) == 1
     # A run of 2 steps: the first gives the estimate of the one left.
     lines = []
