@@ -65,6 +65,16 @@ def test_a_training_run_keeps_its_last_evaluation_during_training(tmp_path, caps
     synthetic = dict(trained, params=dict(trained['params'], data_dir=None, data_name=None),
                      plan={'dataset': 'synthetic'})
     assert records.from_result(synthetic)['top_1_accuracy'] is None
+    # `show` of such an evaluation says why it has none (it said 'recorded before the
+    # database kept it' of a run recorded a minute before: a final user's point).
+    evaluation = _evaluation(0.5, 0.75)
+    rh.fill(db, [dict(evaluation, params=dict(evaluation['params'], data_dir=None,
+                                              data_name=None),
+                      plan=dict(evaluation.get('plan') or {}, dataset='synthetic'))])
+    status, out, _ = _main(capsys, 'show', '2', '--results_db=' + db)
+    assert status == 0
+    assert ('  accuracy: not stored (synthetic data: its random labels make an accuracy '
+            'meaningless)') in out.splitlines()
 
 
 def test_a_schema_5_database_reads_and_migrates_with_its_evaluations(tmp_path, capsys):

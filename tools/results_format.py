@@ -112,11 +112,18 @@ def _accuracy_cell(row: dict) -> str:
 def _accuracy_lines(row: dict) -> list[str]:
     """`show`'s accuracy line: '  accuracy: top-1 0.7510, top-5 0.9230 (the evaluation:
     50000 examples, validation subset, global step 6000)' (a training run's: 'the last
-    evaluation during training: ...'); for an evaluation recorded before the database
-    kept it, that it was not recorded; [] for any other run without one."""
+    evaluation during training: ...'); for an evaluation of synthetic data, that its
+    accuracy is not stored (random labels: history/records.py stores null); for one
+    recorded before the database kept it, that it was not recorded; [] for any other run
+    without one."""
     if row.get('top_1_accuracy') is None:
-        return (['  accuracy: not recorded (an evaluation recorded before the database kept '
-                 'it)'] if row['mode'] == 'evaluation' else [])
+        if row['mode'] != 'evaluation':
+            return []
+        if row.get('data') == 'synthetic':
+            return ['  accuracy: not stored (synthetic data: its random labels make an '
+                    'accuracy meaningless)']
+        return ['  accuracy: not recorded (an evaluation recorded before the database kept '
+                'it)']
     scored = json.loads(row['figures_json'] or '{}').get('evaluation') or {}
     parts = [template % scored[key] for key, template in (
         ('num_examples', '%s examples'), ('subset', '%s subset'),
