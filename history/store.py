@@ -31,6 +31,7 @@ import os
 import sqlite3
 import time
 
+from .. import package_info
 from ..cnn_util import BenchmarkError
 from ..runtime import file_systems
 from . import disk_errors, intact, records, store_paths, upgrades, write_wait
@@ -138,9 +139,9 @@ def _check_identity(conn: sqlite3.Connection, path: str) -> int:
                          % (path, app_id, ', '.join(tables) or 'none'))
     if version > SCHEMA_VERSION:
         raise NewerSchemaError('%s has schema version %d, newer than this tf_cnn_benchmarks '
-                               'knows (%d); it was left untouched: upgrade tf_cnn_benchmarks, '
-                               'or choose another --results_db=PATH'
-                               % (path, version, SCHEMA_VERSION), version)
+                               '(%s) knows (%d); it was left untouched: upgrade '
+                               'tf_cnn_benchmarks, or choose another --results_db=PATH'
+                               % (path, version, package_info.VERSION, SCHEMA_VERSION), version)
     return version
 
 

@@ -16,7 +16,7 @@ import textwrap
 
 import pytest
 
-from tf_cnn_benchmarks import flag_parsing, params
+from tf_cnn_benchmarks import flag_parsing, package_info, params
 from tf_cnn_benchmarks.history import ingest, records, store
 from tf_cnn_benchmarks.lifecycle import results_db, results_log
 from tf_cnn_benchmarks.preflight import output_paths
@@ -340,8 +340,8 @@ def _damaged(path):
      'is not an SQLite database (file is not a database); it was left untouched: move it away'),
     (_foreign, 'is an SQLite database of another program (application_id 0x0, tables: notes), '
                'not a tf_cnn_benchmarks results database; it was left untouched'),
-    (_newer, 'has schema version 99, newer than this tf_cnn_benchmarks knows (7); it was left '
-             'untouched: upgrade tf_cnn_benchmarks'),
+    (_newer, 'has schema version 99, newer than this tf_cnn_benchmarks (%s) knows (7); it was '
+             'left untouched: upgrade tf_cnn_benchmarks' % package_info.VERSION),
     (_damaged, 'is a damaged SQLite database (PRAGMA quick_check: '),
 ])
 def test_a_file_that_is_not_ours_is_one_error_and_left_untouched(tmp_path, make, text):

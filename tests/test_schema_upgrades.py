@@ -119,10 +119,11 @@ def test_a_run_whose_default_database_is_newer_goes_on_unrecorded(newer_default,
 @pytest.mark.cli
 def test_a_newer_database_named_by_the_flag_or_the_variable_stays_a_usage_error(
         newer_default, monkeypatch):
-    refused = ('%s has schema version %d, newer than this tf_cnn_benchmarks knows (%d); it was '
-               'left untouched: upgrade tf_cnn_benchmarks, or choose another --results_db=PATH '
-               '(or --noresults_db to record nothing)'
-               % (newer_default, store.SCHEMA_VERSION + 1, store.SCHEMA_VERSION))
+    refused = ('%s has schema version %d, newer than this tf_cnn_benchmarks (%s) knows (%d); it '
+               'was left untouched: upgrade tf_cnn_benchmarks, or choose another '
+               '--results_db=PATH (or --noresults_db to record nothing)'
+               % (newer_default, store.SCHEMA_VERSION + 1, package_info.VERSION,
+                  store.SCHEMA_VERSION))
     run = helpers.run_command(*TINY, '--results_db=' + newer_default)
     assert run.returncode == 2
     assert run.stderr.splitlines()[-1] == 'error: --results_db: ' + refused
