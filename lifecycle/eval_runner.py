@@ -36,7 +36,6 @@ the graph.
 from __future__ import annotations
 
 import os
-import statistics
 import time
 
 import numpy as np
@@ -283,13 +282,9 @@ def rest_line(count: int, batch_secs: float, first_secs: float) -> str:
     metrics/latency.py) times the second one's `batch_secs`. The first batch sets up what the
     session runs (kernels, their buffers, the input's threads), often many times a batch's
     time, so the estimate leaves it out, as a training run without warm-up leaves its first
-    step out (training_loop.rest_line). Seconds in, the line's durations
-    training_loop.format_duration's."""
-    return 'Timed part: %s after the first, about %s (%s the second batch; the first took %s, ' \
-        'set-up included)' % (cnn_util.counted(count, 'batch', 'batches'),
-                              training_loop.format_duration(count * batch_secs),
-                              training_loop.format_step_secs(batch_secs),
-                              training_loop.format_step_secs(first_secs))
+    step out, in the same words (training_loop.rest_line)."""
+    return training_loop.rest_line(count, batch_secs, 'batch', 'batches',
+                                   set_up_secs=first_secs)
 
 
 def _without_first(examples: int, first: list, batch_times: list, elapsed: float
@@ -309,15 +304,12 @@ def set_up_note(r: dict) -> str | None:
     images/sec, as in the original (387.35 without that batch)', as a training run without
     warm-up says of its first step (training_loop); else None."""
     times, without = r['batch_times'], r.get('images_per_sec_without_first')
-    if without is None or len(times) < 2:
-        return None
-    median = statistics.median(times[1:])
-    if not median or times[0] <= 2 * median:
+    ratio = training_loop.set_up_ratio(times)
+    if without is None or ratio is None:
         return None
     return ('note: the first batch took %s, %.0fx the others\' median: its set-up (session, '
             'kernels, input) is in the total line\'s images/sec, as in the original (%.2f '
-            'without that batch)' % (training_loop.format_step_secs(times[0]),
-                                     times[0] / median, without))
+            'without that batch)' % (training_loop.format_step_secs(times[0]), ratio, without))
 
 
 def running_line(global_step: int, final: bool = False) -> str:

@@ -534,20 +534,31 @@ def _stopped_line(result: LoopResult, log) -> None:
                              if result.num_steps else ': nothing was timed'))
 
 
+def set_up_ratio(times) -> float | None:
+    """How many times the others' median the first of `times` (seconds of the steps or
+    batches of a timed part without warm-up) took, where over twice it: the set-up a total
+    line's figure keeps is worth a note (`_set_up_line`, eval_runner.set_up_note); else None
+    (fewer than two times, or a first one like the others)."""
+    if len(times) < 2:
+        return None
+    median = statistics.median(times[1:])
+    if not median or times[0] <= 2 * median:
+        return None
+    return times[0] / median
+
+
 def _set_up_line(result: LoopResult, images_per_step: int, log) -> None:
     """Before the total of a run without warm-up steps: the first timed step carries the
     session's set-up (kernels chosen, memory allocated), as in the original; where it took over
     twice the others' median, one line says so and gives the figure without it."""
     times = result.step_times
-    if result.nothing_timed or len(times) < 2:
-        return
-    median = statistics.median(times[1:])
-    if not median or times[0] <= 2 * median or result.elapsed_secs <= times[0]:
+    ratio = None if result.nothing_timed else set_up_ratio(times)
+    if ratio is None or result.elapsed_secs <= times[0]:
         return
     log('note: the first timed step took %s, %.0fx the others\' median: with '
         '--num_warmup_batches=0 the set-up is in the total line\'s images/sec (%.2f without '
         'that step); 1 or more warm-up steps leave it out' % (
-            format_step_secs(times[0]), times[0] / median,
+            format_step_secs(times[0]), ratio,
             images_per_step * (len(times) - 1) / (result.elapsed_secs - times[0])))
 
 
