@@ -7,6 +7,8 @@ folder still there where making a file fails so is a special file system's (/pro
 import os
 import tempfile
 
+import pytest
+
 from tf_cnn_benchmarks.preflight import output_paths
 
 
@@ -38,31 +40,22 @@ def test_a_folder_that_always_vanishes_is_one_clear_problem(tmp_path, monkeypatc
         'process removes it)' % (train, output_paths.PROBE_TRIES))
 
 
-def test_a_folder_still_there_where_no_file_can_be_made_is_not_tried_again(tmp_path,
-                                                                           monkeypatch):
+@pytest.mark.parametrize('error, expected', [
     # /proc: making a file fails with ENOENT though the folder is there (a special file
     # system), which read as 'removed as soon as it was made, 5 times'.
+    (FileNotFoundError(2, 'No such file or directory'),
+     'the folder %s exists but cannot hold files (a special file system: making a file there '
+     'fails: No such file or directory)'),
+    (PermissionError(13, 'Permission denied'), 'cannot create a file in %s: Permission denied'),
+])
+def test_problems_of_a_folder_still_there_are_not_tried_again(tmp_path, monkeypatch, error,
+                                                               expected):
     calls = []
 
-    def special(*args, **kwargs):
+    def failing(*args, **kwargs):
         calls.append(1)
-        raise FileNotFoundError(2, 'No such file or directory')
+        raise error
 
-    monkeypatch.setattr(tempfile, 'TemporaryFile', special)
-    assert output_paths._creatable_dir_problem(str(tmp_path)) == (
-        'the folder %s exists but cannot hold files (a special file system: making a file '
-        'there fails: No such file or directory)' % tmp_path)
-    assert calls == [1]
-
-
-def test_other_problems_are_not_tried_again(tmp_path, monkeypatch):
-    calls = []
-
-    def denied(*args, **kwargs):
-        calls.append(1)
-        raise PermissionError(13, 'Permission denied')
-
-    monkeypatch.setattr(tempfile, 'TemporaryFile', denied)
-    assert output_paths._creatable_dir_problem(str(tmp_path)) == (
-        'cannot create a file in %s: Permission denied' % tmp_path)
+    monkeypatch.setattr(tempfile, 'TemporaryFile', failing)
+    assert output_paths._creatable_dir_problem(str(tmp_path)) == expected % tmp_path
     assert calls == [1]
