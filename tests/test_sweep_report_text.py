@@ -1,6 +1,6 @@
 """The sweep report's text where a CI engineer's trial found it not paste-able
 (tools/sweep/report.py): the flags for every run as a shell reads them back, a plot's link
-from a folder whose name has a space."""
+from a folder whose name has a space; a report.md that is a symbolic link."""
 
 from __future__ import annotations
 
@@ -94,3 +94,18 @@ def test_the_compare_host_load_cell_says_how_many_runs_were_measured():
     every = [_loaded(r, load) for r, load in zip(runs, [busy, quiet, busy])]
     assert sweep_host_load.compare_cell(every) == '52% (2/3 busy)'
     assert sweep_host_load.compare_cell([_loaded(r, short) for r in runs]) == '-'
+
+
+def test_a_report_md_that_is_a_link_is_written_through(tmp_path):
+    # Before: os.replace put a plain file in the link's place (the runs' published copy, which
+    # the link pointed at, kept the old report); the results JSON and the plots keep links.
+    published = tmp_path / 'site' / 'sweep.md'
+    published.parent.mkdir()
+    published.write_text('old report\n')
+    out = tmp_path / 'sw'
+    out.mkdir()
+    os.symlink(published, out / 'report.md')
+    text = sweep_report.write_report(str(out), _records('trivial', 8, 1, [100.0, 101.0]))
+    assert os.path.islink(out / 'report.md')
+    assert published.read_text() == text and '# tf_cnn_sweep report' in text
+    assert not [n for n in os.listdir(out) + os.listdir(published.parent) if n.endswith('.tmp')]

@@ -20,7 +20,7 @@ import re
 import sys
 
 from tf_cnn_benchmarks import cnn_util, package_info
-from tf_cnn_benchmarks.runtime import runtime_env
+from tf_cnn_benchmarks.runtime import file_systems, runtime_env
 
 from . import figures, host_load, results
 
@@ -319,13 +319,9 @@ def write_report(output_dir: str, records: list[dict], *, for_screen: bool = Fal
 
     text = text_under('')
     path = os.path.join(output_dir, 'report.md')
-    try:
-        with open(path + '.tmp', 'w', encoding='utf-8') as f:
-            f.write(text)
-        os.replace(path + '.tmp', path)
-    except OSError as e:  # a full disk: no partial report left behind
-        if os.path.exists(path + '.tmp'):
-            os.remove(path + '.tmp')
+    try:  # atomic; a report.md that is a link is written through (the link stays)
+        file_systems.write_local(path, text, prefix='.report_')
+    except OSError as e:  # a full disk: write_local leaves no partial report behind
         failed = failed or (e, path)
     shown = text_under(output_dir) if for_screen else text
     if failed is not None:
