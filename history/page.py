@@ -123,7 +123,8 @@ def _unclean_table(rows: list[dict], kept: bool) -> str:
 
 
 def build_page(rows: list[dict], db_path: str, min_change_pct: float, title: str = '',
-               include_unclean: bool = False) -> str:
+               include_unclean: bool = False,
+               recent_runs: int = regressions.DEFAULT_RECENT_RUNS) -> str:
     """The page's HTML for `rows` (store.select_runs dicts, oldest first).
 
     Args:
@@ -132,6 +133,7 @@ def build_page(rows: list[dict], db_path: str, min_change_pct: float, title: str
       min_change_pct: --min_change.
       title: the page's title (default 'tf_cnn_benchmarks results').
       include_unclean: keep unclean runs in the search and the plots (metrics/clean_runs.py).
+      recent_runs: --recent_runs (regressions.find_steps).
 
     Raises:
       plots.PlotError: matplotlib is missing.
@@ -140,7 +142,8 @@ def build_page(rows: list[dict], db_path: str, min_change_pct: float, title: str
     unclean: dict[str, list] = {}
     for r, _ in chosen.left_out + chosen.kept_unclean:
         unclean.setdefault(r['config_key'], []).append(r)
-    found, searched, short, unjudged = regressions.search(chosen.kept, min_change_pct)
+    found, searched, short, unjudged = regressions.search(chosen.kept, min_change_pct,
+                                                          recent_runs=recent_runs)
     steps_of: dict[str, list] = {}
     for r in found:
         steps_of.setdefault(r.config_key, []).append((r.first_slower['id'],
@@ -192,7 +195,8 @@ def build_page(rows: list[dict], db_path: str, min_change_pct: float, title: str
 
 
 def write_page(out_dir: str, rows: list[dict], db_path: str, min_change_pct: float,
-               include_unclean: bool = False) -> str:
+               include_unclean: bool = False,
+               recent_runs: int = regressions.DEFAULT_RECENT_RUNS) -> str:
     """Writes OUT_DIR/index.html (the folder is made when missing); returns its path
     (build_page says what the arguments are).
 
@@ -200,7 +204,8 @@ def write_page(out_dir: str, rows: list[dict], db_path: str, min_change_pct: flo
       OSError: the folder or file cannot be written (a full disk: no partial file is left),
         with the page's path as its filename; plots.PlotError: no matplotlib.
     """
-    text = build_page(rows, db_path, min_change_pct, include_unclean=include_unclean)
+    text = build_page(rows, db_path, min_change_pct, include_unclean=include_unclean,
+                      recent_runs=recent_runs)
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, 'index.html')
     target = file_systems.write_target(path)  # an index.html that is a link: its target

@@ -73,6 +73,10 @@ from .tarone import corrected_level
 
 DEFAULT_MIN_CHANGE_PCT = 5.0
 
+#: --recent_runs: the last runs of a series where a step is also searched for at the level of
+#: their own splits (docs/results-database.md): 30 runs, ten nights of 3 repeats.
+DEFAULT_RECENT_RUNS = 30
+
 
 class Step(NamedTuple):
     """A change in one series.
@@ -110,11 +114,12 @@ def _located(values: list[float], start: int, end: int, splits: list[int]) -> in
 
 
 def _best_split(values: list[float], start: int, end: int, min_change: float,
-                min_segment: int, alpha: float) -> Step | None:
-    """The step in values[start:end], or None: among the splits whose medians moved by more
-    than `min_change` (a fraction) and whose test could reach the corrected level, the one
-    least squares locates (`_located`), when the Mann-Whitney test says it moved."""
-    splits = list(range(start + min_segment, end - min_segment + 1))
+                min_segment: int, alpha: float, first: int = 0) -> Step | None:
+    """The step in values[start:end], or None: among the splits (from `first` on) whose
+    medians moved by more than `min_change` (a fraction) and whose test could reach the
+    corrected level, the one least squares locates (`_located`), when the Mann-Whitney test
+    says it moved."""
+    splits = list(range(max(start + min_segment, first), end - min_segment + 1))
     if not splits:
         return None
     level = corrected_level([(k - start, end - k) for k in splits], alpha)
@@ -190,8 +195,8 @@ def _best_stretch(values: list[float], start: int, end: int, min_change: float,
 
 
 def find_steps(values: list[float], min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
-               alpha: float = significance.ALPHA, min_segment: int | None = None
-               ) -> list[Step]:
+               alpha: float = significance.ALPHA, min_segment: int | None = None,
+               recent_runs: int = 0) -> list[Step]:
     """Every step of a series (see the module docstring), in series order.
 
     Args:
@@ -200,6 +205,10 @@ def find_steps(values: list[float], min_change_pct: float = DEFAULT_MIN_CHANGE_P
       alpha: the family-wise significance level of each segment's search.
       min_segment: the fewest runs on each side of a step; default: the fewest with which the
         test can reach `alpha` (significance.min_repeats: 3 at 0.05).
+      recent_runs: then, in the runs after the last step found, the splits whose after part
+        lies in the last `recent_runs` runs are searched again at the level of their own
+        number (`recent_splits`; the runs before them are the before part), so that a long
+        series' correction does not hide a recent step; 0: the whole series only.
 
     Returns:
       Steps ordered by index.
@@ -216,7 +225,24 @@ def find_steps(values: list[float], min_change_pct: float = DEFAULT_MIN_CHANGE_P
         steps += found
         if found:
             todo += list(zip(bounds, bounds[1:]))
+    while recent_runs:  # the latest runs at their own level: a recent step, then the next
+        start = max((s.index for s in steps), default=0)
+        if len(values) - recent_runs <= start + min_segment:
+            break  # the window holds every split of the latest runs: searched above
+        step = _best_split(values, start, len(values), min_change_pct / 100.0, min_segment,
+                           alpha, first=len(values) - recent_runs)
+        if step is None:
+            break
+        steps.append(step)
     return sorted(steps, key=lambda s: s.index)
+
+
+def recent_splits(n: int, min_segment: int, recent_runs: int = 0) -> list[tuple[int, int]]:
+    """(runs before, runs after) of the splits of a segment of n runs (the end of the series)
+    that the search tests together: min_segment runs on each side, and with `recent_runs` the
+    after part in the last `recent_runs` runs (0: every split)."""
+    low = max(min_segment, n - recent_runs) if recent_runs else min_segment
+    return [(k, n - k) for k in range(low, n - min_segment + 1)]
 
 
 class Untestable(NamedTuple):
@@ -239,6 +265,8 @@ class Untestable(NamedTuple):
         median (significance.p_at_slowdown), above `level` when the runs are not too few:
         the test could not have caught a step of min_change_pct there.
       min_change_pct: --min_change, percent.
+      splits: the number of splits the level is corrected for (its possible step points).
+      alpha: the level before the correction.
     """
     index: int
     start: int
@@ -249,17 +277,14 @@ class Untestable(NamedTuple):
     more_runs: int | None
     p_at_change: float = 1.0
     min_change_pct: float = DEFAULT_MIN_CHANGE_PCT
+    splits: int = 1
+    alpha: float = significance.ALPHA
 
     @property
     def too_few_runs(self) -> bool:
         """No p-value at all reaches the level with these counts (else: too wide a spread
         before the split for a step of min_change_pct to reach it)."""
         return self.smallest_p > self.level
-
-
-def _candidate_sizes(n: int, min_segment: int) -> list[tuple[int, int]]:
-    """(runs before, runs after) of every split of n runs with min_segment on each side."""
-    return [(k, n - k) for k in range(min_segment, n - min_segment + 1)]
 
 
 def _reaches(before_values, before: int, after: int, level: float,
@@ -275,7 +300,8 @@ def _reaches(before_values, before: int, after: int, level: float,
 
 def runs_to_reach(before: int, after: int, min_segment: int | None = None,
                   alpha: float = significance.ALPHA, most: int = 1000, *,
-                  before_values=None, min_change_pct: float = 0.0) -> int | None:
+                  before_values=None, min_change_pct: float = 0.0,
+                  recent_runs: int = 0) -> int | None:
     """The runs to add after the latest before a split of `before` and `after` runs (the end
     of its segment the end of the series) can reach the corrected level of its longer segment:
     0 when it can now; the smallest count up to 16, then the first of 32, 64, ... up to
@@ -289,11 +315,15 @@ def runs_to_reach(before: int, after: int, min_segment: int | None = None,
       before_values: the before part's images/sec: a step of `min_change_pct` percent must
         reach the level too (`_reaches`); None: any step (the smallest p-value).
       min_change_pct: --min_change, percent.
+      recent_runs: as `find_steps`: while the after part lies in the last `recent_runs` runs,
+        the level of those splits; later the whole segment's.
     """
     min_segment = min_segment or significance.min_repeats(alpha)
     counts = list(range(min(most, 16) + 1)) + [2 ** k for k in range(5, 64) if 2 ** k <= most]
     for more in counts:
-        level = corrected_level(_candidate_sizes(before + after + more, min_segment), alpha)
+        n = before + after + more
+        window = recent_runs if recent_runs and after + more <= recent_runs else 0
+        level = corrected_level(recent_splits(n, min_segment, window), alpha)
         if _reaches(before_values, before, after + more, level, min_change_pct):
             return more
     return None
@@ -305,8 +335,8 @@ ANY_STEP_PCT = 1e-6
 
 def untestable_step(values: list[float], steps: list[Step],
                     min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
-                    alpha: float = significance.ALPHA, min_segment: int | None = None
-                    ) -> Untestable | None:
+                    alpha: float = significance.ALPHA, min_segment: int | None = None,
+                    recent_runs: int = 0) -> Untestable | None:
     """The possible step down in the runs after the last of `steps` (`find_steps` of the same
     values and settings) that the test cannot judge, or None (the module docstring's rules):
     a split whose after part's median is more than min_change_pct below its before part's,
@@ -319,7 +349,8 @@ def untestable_step(values: list[float], steps: list[Step],
     Args:
       values: images/sec of each run, oldest first.
       steps: the steps found in them (`find_steps`).
-      min_change_pct, alpha, min_segment: as `find_steps`.
+      min_change_pct, alpha, min_segment, recent_runs: as `find_steps` (with recent_runs,
+        only the splits whose after part lies in the last recent_runs runs, at their level).
 
     Returns:
       Untestable, or None: every possible step down there can reach its level, or none
@@ -331,7 +362,7 @@ def untestable_step(values: list[float], steps: list[Step],
     asked = min_change_pct or ANY_STEP_PCT
     min_segment = min_segment or significance.min_repeats(alpha)
     start, end = max((s.index for s in steps), default=0), len(values)
-    sizes = _candidate_sizes(end - start, min_segment)
+    sizes = recent_splits(end - start, min_segment, recent_runs)
     if not sizes:
         return None
     level = corrected_level(sizes, alpha)
@@ -351,9 +382,10 @@ def untestable_step(values: list[float], steps: list[Step],
                       / statistics.median(values[start:k]),
                       significance.min_p_value(k - start, end - k), level,
                       runs_to_reach(k - start, end - k, min_segment, alpha,
-                                    before_values=values[start:k], min_change_pct=asked),
+                                    before_values=values[start:k], min_change_pct=asked,
+                                    recent_runs=recent_runs),
                       significance.p_at_slowdown(values[start:k], end - k, asked),
-                      min_change_pct)
+                      min_change_pct, len(sizes), alpha)
 
 
 class Regression(NamedTuple):
@@ -445,7 +477,8 @@ class Search(NamedTuple):
 
 def search(rows: list[dict], min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
            alpha: float = significance.ALPHA,
-           metric: series_metric.Metric = series_metric.IMAGES_PER_SEC) -> Search:
+           metric: series_metric.Metric = series_metric.IMAGES_PER_SEC,
+           recent_runs: int = DEFAULT_RECENT_RUNS) -> Search:
     """The steps down of every series in `rows`, and the series it cannot judge.
 
     Args:
@@ -454,6 +487,7 @@ def search(rows: list[dict], min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
       alpha: the family-wise significance level of each segment's search.
       metric: the figure searched (every row has it: series_metric.measured); for a latency
         a step up is the regression, searched as its reciprocal's step down (series_metric).
+      recent_runs: --recent_runs (`find_steps`; 0: the whole series only).
 
     Returns:
       Search.
@@ -467,7 +501,7 @@ def search(rows: list[dict], min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
             continue
         values = metric.oriented(r[metric.column] for r in runs)
         pct = metric.search_pct(min_change_pct)
-        steps = find_steps(values, pct, alpha)
+        steps = find_steps(values, pct, alpha, recent_runs=recent_runs)
         for step in steps:
             if step.direction != 'slower':
                 continue
@@ -476,7 +510,7 @@ def search(rows: list[dict], min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
                 key, host, step, before, after, after[0], before[-1],
                 records.changes(before[-1], after[0]),
                 _still_slower(values, steps, step, pct / 100.0), metric))
-        possible = untestable_step(values, steps, pct, alpha)
+        possible = untestable_step(values, steps, pct, alpha, recent_runs=recent_runs)
         if possible is not None:
             before, after = runs[possible.start:possible.index], runs[possible.index:]
             unjudged.append(Unjudged(key, host, possible._replace(
@@ -487,16 +521,17 @@ def search(rows: list[dict], min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
 
 def find_regressions(rows: list[dict], min_change_pct: float = DEFAULT_MIN_CHANGE_PCT,
                      alpha: float = significance.ALPHA,
-                     metric: series_metric.Metric = series_metric.IMAGES_PER_SEC
+                     metric: series_metric.Metric = series_metric.IMAGES_PER_SEC,
+                     recent_runs: int = DEFAULT_RECENT_RUNS
                      ) -> tuple[list[Regression], int, int]:
     """The steps down of every series in `rows` (`search` without the series it cannot
-    judge; of `metric`, as `search`).
+    judge; of `metric` and with `recent_runs`, as `search`).
 
     Returns:
       (regressions ordered by series and run, the number of series searched, the number of
       series too short for any step: fewer than 2 x min_segment runs).
     """
-    return tuple(search(rows, min_change_pct, alpha, metric)[:3])
+    return tuple(search(rows, min_change_pct, alpha, metric, recent_runs)[:3])
 
 
 def summary(regression: Regression) -> dict[str, str]:
@@ -530,26 +565,8 @@ def _series_fields(first: dict, hostname: str | None, first_key: str, before: li
     }
 
 
-def why_unjudged(step: Untestable) -> str:
-    """Why the test cannot judge a possible step down: 'too few runs for the test', or 'the
-    runs before it spread too wide for the test to catch a 5% step'."""
-    if step.too_few_runs:
-        return 'too few runs for the test'
-    return ('the runs before it spread too wide for the test to catch a %g%% step'
-            % step.min_change_pct)
-
-
-def unjudged_note(unjudged: list[Unjudged]) -> str:
-    """What the series not judged have in common, for a summary: 'too few runs on a side of a
-    possible step down for the test', 'runs spread too wide before a possible step down for
-    the test to catch --min_change', or both joined by 'or' ('step up' for a latency)."""
-    reasons = {u.step.too_few_runs for u in unjudged}
-    # A latency's regression is a rise: 'a possible step up' (history/series_metric.py).
-    step = unjudged[0].metric.step if unjudged else series_metric.IMAGES_PER_SEC.step
-    texts = {True: 'too few runs on a side of a possible %s for the test' % step,
-             False: 'runs spread too wide before a possible %s for the test to catch '
-                    '--min_change' % step}
-    return ' or '.join(texts[r] for r in (True, False) if r in reasons)
+why_unjudged = step_notes.why_unjudged
+unjudged_note = step_notes.unjudged_note
 
 
 def unjudged_summary(u: Unjudged) -> dict[str, str]:
@@ -562,8 +579,9 @@ def unjudged_summary(u: Unjudged) -> dict[str, str]:
             round(1.0 / step.smallest_p), step.smallest_p, len(u.before), len(u.after),
             step.level)
     else:
-        p = 'at best %.2g for a %g%% step with %d and %d runs, above the level %.2g' % (
-            step.p_at_change, step.min_change_pct, len(u.before), len(u.after), step.level)
+        p = 'at best %.2g for a %g%% step with %d and %d runs, above the level %s' % (
+            step.p_at_change, step.min_change_pct, len(u.before), len(u.after),
+            step_notes.level_text(step))
     return {
         **_series_fields(u.first_after, u.hostname, 'first run after', u.before, u.after,
                          u.metric),

@@ -20,6 +20,12 @@ against every run after, so however many follow, p stays above a floor (1/6 for 
 of 3), while the level the series is tested at falls as it grows (regressions
 .corrected_level: more splits); runs_to_reach tries up to 1000 more runs. `never_reason`
 names those low runs.
+
+Why a possible step down is not judged (`why_unjudged`): too few runs for the test; or runs
+before it spread too wide for a step of --min_change to reach the level; or the level itself,
+alpha corrected for the splits the test was picked among (history/tarone.py), when a step of
+--min_change could have reached alpha but not that level: the correction for a long series'
+possible step points is then the cause (--recent_runs bounds their number).
 """
 
 from __future__ import annotations
@@ -126,3 +132,55 @@ def never_reason(before: list[dict], min_change_pct: float,
             'level however many follow' % (len(low), len(before), ', '.join(low),
                                            'lies' if len(low) == 1 else 'lie', where, shown,
                                            worse))
+
+
+def corrected_cause(step) -> bool:
+    """Whether the correction for the possible step points is why a step of --min_change
+    could not be caught (`step`: a regressions.Untestable of runs not too few): it could
+    have reached the uncorrected level, alpha, not the corrected one."""
+    return step.level < step.alpha and step.p_at_change <= step.alpha
+
+
+def level_text(step) -> str:
+    """The level of an Untestable, '0.00014 (0.05 corrected for 360 possible step points)'
+    when the correction is why it is not judged (`corrected_cause`), else '0.0071'."""
+    if not corrected_cause(step):
+        return '%.2g' % step.level
+    return '%.2g (%g corrected for %d possible step points)' % (step.level, step.alpha,
+                                                               step.splits)
+
+
+def why_unjudged(step) -> str:
+    """Why the test cannot judge a possible step down (`step`: a regressions.Untestable):
+    'too few runs for the test'; 'the runs before it spread too wide for the test to catch a
+    5% step'; or, when a 5% step could have reached alpha there (`corrected_cause`), 'the
+    level corrected for 360 possible step points (0.00014) is too strict to catch a 5% step
+    against the spread of the runs before it; at 0.05 it could'."""
+    if step.too_few_runs:
+        return 'too few runs for the test'
+    if corrected_cause(step):
+        return ('the level corrected for %d possible step points (%.2g) is too strict to '
+                'catch a %g%% step against the spread of the runs before it; at %g it could'
+                % (step.splits, step.level, step.min_change_pct, step.alpha))
+    return ('the runs before it spread too wide for the test to catch a %g%% step'
+            % step.min_change_pct)
+
+
+def unjudged_note(unjudged: list) -> str:
+    """What the series not judged (regressions.Unjudged) have in common, for a summary: 'too
+    few runs on a side of a possible step down for the test', 'runs spread too wide before a
+    possible step down for the test to catch --min_change', 'a level corrected for many
+    possible step points, too strict to catch --min_change at a possible step down', joined
+    by 'or' ('step up' for a latency)."""
+    def reason(u):
+        return ('few' if u.step.too_few_runs else 'level' if corrected_cause(u.step)
+                else 'spread')
+    reasons = {reason(u) for u in unjudged}
+    # A latency's regression is a rise: 'a possible step up' (history/series_metric.py).
+    step = unjudged[0].metric.step if unjudged else series_metric.IMAGES_PER_SEC.step
+    texts = {'few': 'too few runs on a side of a possible %s for the test' % step,
+             'spread': 'runs spread too wide before a possible %s for the test to catch '
+                       '--min_change' % step,
+             'level': 'a level corrected for many possible step points, too strict to catch '
+                      '--min_change at a possible %s' % step}
+    return ' or '.join(texts[r] for r in ('few', 'spread', 'level') if r in reasons)

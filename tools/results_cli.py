@@ -96,7 +96,14 @@ from tf_cnn_benchmarks.metrics import clean_runs, significance
 from tf_cnn_benchmarks.params import gate_tolerance, path_switch, text_values
 from tf_cnn_benchmarks.preflight import path_lengths
 
-from . import command_parser, results_format, results_metric, results_outputs
+from . import (
+    command_parser,
+    recent_runs_flag,
+    results_failure,
+    results_format,
+    results_metric,
+    results_outputs,
+)
 
 FILTER_FLAGS = ('model', 'precision', 'mode', 'batch_size', 'num_devices', 'variable_update',
                 'device', 'data', 'image_size', 'host', 'label', 'config')
@@ -179,6 +186,7 @@ def _make_parser() -> _Parser:
     change.add_argument('--min_change', type=_percent, default=regressions.DEFAULT_MIN_CHANGE_PCT,
                         metavar='PCT', help='the smallest step that counts, in percent of the '
                         'median before it, >= 0 and below 100 (default %(default)g)')
+    recent_runs_flag.add_flag(change)
     change.add_boolean(clean_runs.INCLUDE_FLAG[2:], clean_runs.INCLUDE_HELP.replace('%', '%%'))
     parser = _Parser(prog='tf_cnn_results', parents=[common], allow_abbrev=False,
                      description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -277,7 +285,8 @@ def _history(conn, args) -> int:
     if not measured:
         return results_metric.error(results_metric.none_measured(rows, args.metric))
     rows, chosen = measured, _clean(measured, args)
-    found = (regressions.find_regressions(chosen.kept, args.min_change, metric=args.metric)[0]
+    found = (regressions.find_regressions(chosen.kept, args.min_change, metric=args.metric,
+                                              recent_runs=args.recent_runs)[0]
              if chosen.kept else [])
     if args.json:  # the series as data; a PNG only where --png asks for one
         png = args.png if chosen.kept else None
@@ -392,7 +401,8 @@ def _regressions(conn, args) -> int:
     matching = _rows(conn, args)
     rows, left = results_metric.measured(matching, args)
     chosen = _clean(rows, args)
-    search = regressions.search(chosen.kept, args.min_change, metric=args.metric)
+    search = regressions.search(chosen.kept, args.min_change, metric=args.metric,
+                                recent_runs=args.recent_runs)
     unmeasured = clean_runs.unmeasured_line([records.run_state(r) for r in chosen.kept],
                                             'run kept in the verdicts',
                                             'runs kept in the verdicts')
@@ -448,7 +458,7 @@ def _read_command(conn, args) -> int:
     if not rows:  # nothing to show, as `show` and `history` say: no page (it wrote an empty one)
         return _nothing_to_show(args, '; no page written')
     path = page.write_page(args.out_dir, rows, args.db_path, args.min_change,
-                           include_unclean=args.include_unclean_runs)
+                           include_unclean=args.include_unclean_runs, recent_runs=args.recent_runs)
     print('page written to %s' % path)
     return 0
 
@@ -563,14 +573,8 @@ def main(argv: list[str] | None = None) -> int:
         print('error: cannot write %s: %s; %s' % (e.filename or 'the output', e.strerror or e,
                                                   fix), file=sys.stderr)
         return 1
-
-
-def _gate_json(argv: list[str]) -> bool:
-    """Whether the command is `regressions --json`, read from the arguments as given (those
-    that failed to parse too): its first word that names a command is `regressions`."""
-    commands = ('list', 'show', 'history', 'regressions', 'html', 'ingest')
-    command = next((a for a in argv if a in commands), None)
-    return command == 'regressions' and command_parser.last_boolean(argv, 'json')
+    except Exception as e:  # a bug: one line and the command's error status, no traceback
+        return _refuse(*results_failure.failure(e, argv[1:]), argv[1:])
 
 
 def _refuse(message: str, status: int, argv: list[str]) -> int:
@@ -578,7 +582,7 @@ def _refuse(message: str, status: int, argv: list[str]) -> int:
     (significance.refusal_json) on stdout, so that a CI job's saved JSON is JSON on a refusal
     too; returns `status`."""
     print('error: %s' % message, file=sys.stderr)
-    if _gate_json(argv):
+    if results_failure.gate_json(argv):
         print(json.dumps(significance.refusal_json(message, status), sort_keys=True))
     return status
 

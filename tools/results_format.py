@@ -495,7 +495,9 @@ def _unjudged_json(u: regressions.Unjudged) -> dict:
                                                                        u.step.ratio),
             'smallest_p_value': u.step.smallest_p, 'significance_level': u.step.level,
             'p_value_at_min_change': u.step.p_at_change,
-            'why': 'too few runs' if u.step.too_few_runs else 'too wide a spread',
+            'why': ('too few runs' if u.step.too_few_runs else 'the corrected level'
+                    if step_notes.corrected_cause(u.step) else 'too wide a spread'),
+            'possible_step_points': u.step.splits,
             'more_runs_needed': u.step.more_runs, 'what_changed': list(u.changes),
             'host_load_rise': step_notes.load_rise(u.before, u.after)}
 
