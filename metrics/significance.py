@@ -43,10 +43,11 @@ REGRESSION = 1
 USAGE = 2
 NOT_JUDGED = 3
 DATABASE = 4  # `regressions` only: the results database cannot be used
+INTERNAL = 70  # a failure no rule foresaw, a bug (EX_SOFTWARE of sysexits.h): no verdict
 
 #: The gates' verdicts by exit status, as their --json objects name them ('gate': {'verdict'}).
 VERDICTS = {PASSED: 'passed', REGRESSION: 'regression', USAGE: 'usage error',
-            NOT_JUDGED: 'not judged', DATABASE: 'database error'}
+            NOT_JUDGED: 'not judged', DATABASE: 'database error', INTERNAL: 'internal error'}
 
 
 def refusal_json(message: str, status: int) -> dict:

@@ -67,20 +67,20 @@ def test_an_unforeseen_error_is_one_line_and_the_gates_json_still_an_object(
     monkeypatch.setattr(regressions, 'search', broken)
     status, out, err = rh.results_command(capsys, 'regressions', '--results_db=' + db,
                                           '--fail_on_regression', '--json')
-    assert status == significance.NOT_JUDGED
+    assert status == significance.INTERNAL == 70  # neither a pass with a warning nor a regression
     assert err.count('\n') == 1 and 'Traceback' not in err
     assert err.startswith('error: regressions failed: OverflowError: int too large to convert '
                           'to float (at tests/test_long_series.py:')
     assert err.rstrip().endswith('nothing was judged. This is a bug of tf_cnn_results: please '
                                  'report it with the command line')
     saved = json.loads(out)
-    assert saved['exit_status'] == 3 and saved['gate']['verdict'] == 'not judged'
+    assert saved['exit_status'] == 70 and saved['gate']['verdict'] == 'internal error'
     assert saved['gate']['line'] == err.rstrip()
-    # `history` has no verdict to give: its error status, 1, and no object.
+    # `history` has no verdict to give: the same status, and no object.
     monkeypatch.setattr(regressions, 'find_regressions', broken)
     status, out, err = rh.results_command(capsys, 'history', '--results_db=' + db,
                                           '--model=trivial', '--json')
-    assert (status, out) == (1, '')
+    assert (status, out) == (70, '')
     assert err.startswith('error: history failed: OverflowError') and err.count('\n') == 1
 
 

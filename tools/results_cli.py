@@ -71,11 +71,12 @@ series' latest runs hold a possible step down the test cannot reach its level at
 it spread so wide that a step of --min_change could not have been caught, the rule of
 --baseline and `tf_cnn_sweep compare`); 4 when the
 database cannot be used (missing, not a results database, damaged, newer, cannot be
-written; one `error:` line). history's plot under its default name in a current folder that
-cannot be written is a `warning:` line, exit 0. `regressions --json` prints one JSON object
-(results_format.regressions_json) with the same exit status; on a usage error or a database
-that cannot be used, the object of the refusal (significance.refusal_json: 'error', 'gate',
-'exit_status') beside the `error:` line, so that its saved output is JSON on every status.
+written; one `error:` line); 70 for a bug (tools/results_failure.py). history's plot under
+its default name in a current folder that cannot be written is a `warning:` line, exit 0.
+`regressions --json` prints one JSON object (results_format.regressions_json) with the same
+exit status; on a usage error or a database that cannot be used, the object of the refusal
+(significance.refusal_json: 'error', 'gate', 'exit_status') beside the `error:` line, so that
+its saved output is JSON on every status.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """What `tf_cnn_results` says when a command fails in a way no rule of it foresaw (a bug): one
-`error:` line naming the command, the error and where it was raised, and the exit status of
-an error of that command, never a traceback.
-
-`regressions` then exits 3 (significance.NOT_JUDGED: it could judge nothing, neither a pass
-nor a regression) and, with `--json`, still prints its object (tools/results_cli.py `_refuse`),
-so that the `regressions.json` a CI job saves is JSON on this exit status too; the other
-commands exit 1, as they do when they have nothing to show.
+`error:` line naming the command, the error and where it was raised, and exit status 70
+(significance.INTERNAL, EX_SOFTWARE of sysexits.h, as output_streams' 74 is EX_IOERR), never a
+traceback: a status no rule gives, so that a CI job neither passes it with a warning (3: not
+judged) nor reads it as a regression (1). `regressions --json` still prints its object
+(tools/results_cli.py `_refuse`, verdict 'internal error'), so that the `regressions.json` a CI
+job saves is JSON on this exit status too.
 """
 
 from __future__ import annotations
@@ -19,10 +18,6 @@ from . import command_parser
 
 #: The commands of `tf_cnn_results`, as its first word that names one.
 COMMANDS = ('list', 'show', 'history', 'regressions', 'html', 'ingest')
-
-#: The exit status of a failure of a command other than `regressions`.
-FAILED = 1
-
 
 def command_of(argv: list[str]) -> str | None:
     """The command `argv` (without the program name) runs: its first word that names one."""
@@ -59,7 +54,7 @@ def failure(error: Exception, argv: list[str]) -> tuple[str, int]:
     Returns:
       ('regressions failed: OverflowError: int too large to convert to float (at
       history/tarone.py:25); nothing was judged. This is a bug of tf_cnn_results: please
-      report it with the command line', 3); status 1 for the other commands.
+      report it with the command line', 70).
     """
     command = command_of(argv) or 'the command'
     where = _where(error)
@@ -67,4 +62,4 @@ def failure(error: Exception, argv: list[str]) -> tuple[str, int]:
     message = '%s failed: %s%s%s. This is a bug of tf_cnn_results: please report it with the ' \
         'command line' % (command, text.rstrip(': '), ' (at %s)' % where if where else '',
                           '; nothing was judged' if command == 'regressions' else '')
-    return message, (significance.NOT_JUDGED if command == 'regressions' else FAILED)
+    return message, significance.INTERNAL
