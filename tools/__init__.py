@@ -9,7 +9,8 @@ read, in image_encoding.py; its count table, warnings and error lines in convert
 launch_plan.py: the tasks it starts and their command lines;
 cluster_memory.py: whether its tasks fit the host's memory; cluster_checks.py: its checks
 before any task starts);
-`tf_cnn_results` (results_cli.py, with its text in results_format.py and config_message.py,
+`tf_cnn_results` (results_cli.py, with its arguments in results_parser.py, its text in
+results_format.py and config_message.py,
 its --metric in results_metric.py, and the paths it writes checked first in
 results_outputs.py: the results database over time); command_parser.py (the
 argparse parser of tf_cnn_results and tf_cnn_cluster: one-line usage errors, help that meets a
