@@ -97,11 +97,13 @@ def _problem(path: str, error: sqlite3.Error) -> StoreError:
         return StoreError(disk)
     if isinstance(error, sqlite3.DatabaseError) and ('not a database' in text
                                                      or 'malformed' in text):
-        what = ('is not an SQLite database' if 'not a database' in text
-                else 'is a damaged SQLite database')
-        return StoreError('%s %s (%s); it was left untouched: move it away (a new database '
-                          'is made in its place) or choose another --results_db=PATH'
-                          % (path, what, text))
+        if 'not a database' in text:  # no SQLite file at all: nothing to recover
+            return StoreError('%s is not an SQLite database (%s); it was left untouched: move '
+                              'it away (a new database is made in its place) or choose another '
+                              '--results_db=PATH' % (path, text))
+        cut = intact.truncation(path)
+        return StoreError('%s is a damaged SQLite database (%s%s); %s' % (
+            path, cut + ': ' if cut else '', text, intact.way_out(path)))
     read_only = read_only_reason(path)
     if read_only:
         return StoreError('the results database %s cannot be written: %s (%s); the read-only '

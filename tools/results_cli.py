@@ -37,9 +37,12 @@ Commands:
   html         OUT_DIR/index.html: the regressions and every configuration's plot, one
                static page (no server, no script); the runs left out marked
   ingest       sweep folders (results.jsonl) and run JSONs (--benchmark_log_dir) into the
-               database; the same run twice is one row, a cluster run is its chief's
-               JSON (the other workers' are skipped, named on one line); a run stopped
-               in its warm-up (no images/sec) is left out, as the run leaves it out
+               database (a folder's other *.json files are counted and named, not read; a
+               file given by path is read whatever its name; a JSON of a newer results
+               format is skipped: upgrade); the same run twice is one row, a cluster
+               run is its chief's JSON (the other workers' are skipped, named on one
+               line); a run stopped in its warm-up (no images/sec) is left out, as the
+               run leaves it out
 
 Booleans (--json, --fail_on_regression, --include_unclean_runs) take a run's forms: --NAME,
 --noNAME, --NAME=true or =false (tools/command_parser.py).
