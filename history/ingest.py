@@ -20,7 +20,11 @@ file (the exit status stays 0).
 
 Nothing is skipped silently: failed sweep runs, unreadable lines, files that are no results,
 runs that timed nothing and the JSONs of a cluster's other tasks are counted and named in the
-summary.
+summary, and so are the other `*.json` files of a folder, which are not read (`Unread`): a
+run's folder holds JSONs that are no results (`--trace_file`'s timeline, a calibration copy),
+and reading them all would fail every such ingest, while a results JSON renamed by hand
+(`hostA-lenet.json`) would otherwise be left out without a word; given by its path, a file is
+read whatever its name.
 """
 
 from __future__ import annotations
@@ -45,6 +49,10 @@ class NoResultsError(ValueError):
     a bad argument (exit status 2)."""
 
 
+#: How many of the files not read the summary names (the count covers them all).
+UNREAD_NAMED = 5
+
+
 class NothingReadError(NoResultsError):
     """No file or line read holds a result (corrupt, empty, not a run's): bad data, as a file
     skipped beside good ones is (exit status 1); the database untouched."""
@@ -65,6 +73,8 @@ class Summary:
       left_out: 'PATH: why' for each result of a run that timed nothing (not recorded, as
         the run does not record it).
       other_tasks: 'TASK (PATH)' for each JSON of a cluster task other than the chief.
+      unread: the '*.json' files of the folders given whose names are no run JSON's
+        (RUN_JSON), not read (the module docstring says why).
     """
     added: int = 0
     present: int = 0
@@ -74,6 +84,7 @@ class Summary:
     problems: list = dataclasses.field(default_factory=list)
     left_out: list = dataclasses.field(default_factory=list)
     other_tasks: list = dataclasses.field(default_factory=list)
+    unread: list = dataclasses.field(default_factory=list)
 
     def lines(self) -> list[str]:
         """The summary as printed: one line, then one 'skipped:' line per problem, one 'left
@@ -92,6 +103,8 @@ class Summary:
             head += ' (%s read as their sweep\'s runs)' % counted(self.in_sweeps, 'run JSON')
         if self.copies:
             head += ' (%s of a run read once)' % counted(self.copies, 'copy', 'copies')
+        if self.unread:
+            head += ', %s not read' % counted(len(self.unread), 'other JSON file')
         lines = ([head] + ['skipped: %s' % p for p in self.problems]
                  + ['left out: %s' % p for p in self.left_out])
         if self.other_tasks:
@@ -101,11 +114,28 @@ class Summary:
                 'the run records itself): %s' % (cnn_util.counted(len(self.other_tasks),
                                                                   'cluster task JSON'),
                                                  ', '.join(self.other_tasks)))
+        if self.unread:
+            lines.append(unread_line(self.unread))
         return lines
 
 
-def find_files(paths: list[str]) -> tuple[list[str], list[str]]:
+def unread_line(unread: list[str]) -> str:
+    """The summary's line on the JSON files of a folder not read: 'not read: 1 JSON file not
+    named tf_cnn_benchmarks_*.json (...): /runs/hostA-lenet.json' (the first UNREAD_NAMED)."""
+    more = len(unread) - UNREAD_NAMED
+    return ('not read: %s not named %s (a folder\'s run JSONs are read by that name; give a '
+            'results JSON renamed by hand as a PATH of its own to ingest it): %s%s'
+            % (cnn_util.counted(len(unread), 'JSON file'), RUN_JSON,
+               ', '.join(unread[:UNREAD_NAMED]), ' and %d more' % more if more > 0 else ''))
+
+
+def find_files(paths: list[str], unread: list | None = None) -> tuple[list[str], list[str]]:
     """(sweep results files, run JSONs) under `paths`, each sorted, none twice.
+
+    Args:
+      paths: folders (searched through, every level) and files (each read, whatever its name).
+      unread: where given, the '*.json' files of the folders not named RUN_JSON are added
+        to it, sorted (not read: the module docstring says why).
 
     Raises:
       FileNotFoundError: a path does not exist (named in the message; a symbolic link that
@@ -113,7 +143,7 @@ def find_files(paths: list[str]) -> tuple[list[str], list[str]]:
       NoResultsError: a folder holds neither a sweep's results file nor a run JSON at any
         level (a mistyped folder would otherwise ingest nothing and exit 0).
     """
-    sweeps, runs = set(), set()
+    sweeps, runs, others = set(), set(), set()
     for path in paths:
         if not os.path.exists(path):  # a dangling link or a loop of links: named as such
             raise FileNotFoundError(file_systems.dangling_link_on(path)
@@ -132,14 +162,31 @@ def find_files(paths: list[str]) -> tuple[list[str], list[str]]:
                 elif fnmatch.fnmatch(name, RUN_JSON):
                     runs.add(full)
                 else:
+                    if name.endswith('.json'):
+                        others.add(full)
                     continue
                 found += 1
         if not found:
             raise NoResultsError(
                 '%s holds no result file at any level (ingest reads a sweep\'s %s and run '
                 'JSONs %s); give the sweep\'s --output_dir or the run\'s --benchmark_log_dir'
-                % (path, SWEEP_FILE, RUN_JSON))
+                % (path, SWEEP_FILE, RUN_JSON) + _unread_hint(path, others))
+    if unread is not None:
+        unread.extend(sorted(others - runs))
     return sorted(sweeps), sorted(runs)
+
+
+def _unread_hint(folder: str, others: set) -> str:
+    """'; of its other JSON files, give a results JSON renamed by hand as a PATH: ...' for
+    the files of `others` under `folder`, or ''."""
+    inside = sorted(p for p in others if p.startswith(os.path.abspath(folder) + os.sep))
+    if not inside:
+        return ''
+    return ('; it holds %s of other names, read only when given as a PATH of its own (a '
+            'results JSON renamed by hand): %s%s' % (
+                cnn_util.counted(len(inside), 'JSON file'), ', '.join(inside[:UNREAD_NAMED]),
+                ' and %d more' % (len(inside) - UNREAD_NAMED)
+                if len(inside) > UNREAD_NAMED else ''))
 
 
 def _read_json(path: str):
@@ -258,8 +305,8 @@ def ingest(db_path: str, paths: list[str], label: str | None = None) -> Summary:
       NothingReadError: no file read holds a result (the database untouched).
       store.StoreError: the database cannot be used.
     """
-    sweeps, runs = find_files(paths)
     summary = Summary()
+    sweeps, runs = find_files(paths, summary.unread)
     rows = []
     for path in sweeps:
         rows += sweep_rows(path, summary, label)

@@ -11,11 +11,47 @@ recording one run there takes 0.02 s; once per command or run.
 
 from __future__ import annotations
 
+import os
 import shlex
 import sqlite3
 
 #: How many of quick_check's findings the message names.
 FINDINGS = 3
+#: SQLite's file header: the page size (2 bytes, big-endian; 1 means 65536) at offset 16, the
+#: database's size in pages (4 bytes) at 28, valid when the change counter at 24 equals the
+#: version-valid-for number at 92 (https://www.sqlite.org/fileformat.html, 1.3).
+_HEADER_BYTES = 100
+
+
+def way_out(path: str) -> str:
+    """The fix of every damaged database's message: 'it was left untouched: move it away (a
+    new database is made in its place) or choose another --results_db=PATH; `sqlite3 PATH
+    .recover` may save its runs'."""
+    return ('it was left untouched: move it away (a new database is made in its place) or '
+            'choose another --results_db=PATH; `sqlite3 %s .recover` may save its runs'
+            % shlex.quote(path))
+
+
+def truncation(path: str) -> str | None:
+    """'cut short: 92,160 of the 184,320 bytes its header gives' when the file at `path` is
+    shorter than the size its SQLite header records (a copy, download or disk that stopped
+    early), else None (no header, no size in it, or a file that cannot be read)."""
+    try:
+        with open(path, 'rb') as f:
+            header = f.read(_HEADER_BYTES)
+        size = os.path.getsize(path)
+    except OSError:
+        return None
+    if len(header) < _HEADER_BYTES or not header.startswith(b'SQLite format 3\0'):
+        return None
+    if header[24:28] != header[92:96]:  # the size field is not kept by whoever wrote last
+        return None
+    page_size = int.from_bytes(header[16:18], 'big')
+    page_size = 65536 if page_size == 1 else page_size
+    expected = page_size * int.from_bytes(header[28:32], 'big')
+    if not expected or size >= expected:
+        return None
+    return 'cut short: {:,} of the {:,} bytes its header gives'.format(size, expected)
 
 
 def damage(conn: sqlite3.Connection, path: str) -> str | None:
@@ -33,7 +69,5 @@ def damage(conn: sqlite3.Connection, path: str) -> str | None:
         return None
     lines = [line.strip() for finding in found for line in finding.splitlines()]
     text = '; '.join(line for line in lines if line and not line.startswith('***'))
-    return ('%s is a damaged SQLite database (PRAGMA quick_check: %s); it was left untouched: '
-            'move it away (a new database is made in its place) or choose another '
-            '--results_db=PATH; `sqlite3 %s .recover` may save its runs'
-            % (path, text, shlex.quote(path)))
+    return '%s is a damaged SQLite database (PRAGMA quick_check: %s); %s' % (
+        path, text, way_out(path))

@@ -2,7 +2,9 @@
 of each batch of repeats, and the steps down found (a PNG made with matplotlib).
 
 The x axis counts the configuration's runs in the order they finished (all hosts together), so
-every run shows however the runs bunch in time; tick labels give the runs' dates. A batch of
+every run shows however the runs bunch in time; tick labels give the runs' dates (UTC
+'12-01 02:10'; with the year, '2025-12-01 02:10', where the runs span more than one year, so
+that a series across a new year reads in order: `ticks`). A batch of
 repeats is a stretch of one host's consecutive runs with the same label, flags and
 environment (a sweep's repeats, a night's runs): its spread is a band from its slowest to its
 fastest run in the host's colour. A step down is a red dashed line before its first slower
@@ -62,10 +64,20 @@ def repeat_batches(runs: list[dict]) -> list[list[int]]:
     return batches
 
 
-def _ticks(rows: list[dict], most: int = 8) -> tuple[list[int], list[str]]:
+def spans_years(rows: list[dict]) -> bool:
+    """Whether the runs (oldest first, run_utc 'YYYY-MM-DDTHH:MM:SS...Z') finished in more
+    than one calendar year (UTC)."""
+    return bool(rows) and rows[0]['run_utc'][:4] != rows[-1]['run_utc'][:4]
+
+
+def ticks(rows: list[dict], most: int = 8) -> tuple[list[int], list[str]]:
+    """The x axis' ticks of the runs `rows` (oldest first): (positions, at most `most`
+    evenly spaced, and their labels, the run's UTC finish time 'MM-DD HH:MM', or
+    'YYYY-MM-DD HH:MM' on every tick where the runs span more than one year: `spans_years`)."""
     step = max(1, -(-len(rows) // most))
     positions = list(range(0, len(rows), step))
-    return positions, [rows[i]['run_utc'][5:16].replace('T', ' ') for i in positions]
+    start = 0 if spans_years(rows) else 5
+    return positions, [rows[i]['run_utc'][start:16].replace('T', ' ') for i in positions]
 
 
 def history_png(rows: list[dict], steps=(), title: str = '', dpi: int = 80,
@@ -106,10 +118,11 @@ def history_png(rows: list[dict], steps=(), title: str = '', dpi: int = 80,
             ax.axvline(x, color=STEP_COLOUR, linestyle='--', linewidth=2)
             ax.annotate('%+.1f%%' % (100 * change), (x, 1.0), xycoords=('data', 'axes fraction'),
                         xytext=(3, -12), textcoords='offset points', color=STEP_COLOUR)
-    ticks, labels = _ticks(rows)
-    ax.set_xticks(ticks)
-    ax.set_xticklabels(labels, fontsize=8)
-    ax.set_xlabel('run (oldest first; UTC month-day time)')
+    positions, labels = ticks(rows, most=6 if spans_years(rows) else 8)  # the year's width
+    ax.set_xticks(positions)
+    ax.set_xticklabels(labels, fontsize=8 if len(labels[0]) < 12 else 7)
+    ax.set_xlabel('run (oldest first; UTC %s time)' % (
+        'year-month-day' if spans_years(rows) else 'month-day'))
     ax.set_ylabel(metric.label)
     ax.set_title(title or records.describe_config(rows[0]), fontsize=10)
     ax.grid(True, axis='y', alpha=0.3)

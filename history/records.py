@@ -259,8 +259,12 @@ def from_result(result: dict, source: str = 'run', label: str | None = None,
         the warm-up; its 'images_per_sec' null), which a run does not record either.
       RecordError: no params, environment or images/sec (not a result of tf_cnn_benchmarks),
         or images/sec figures that are no positive finite numbers ("fast", Infinity, 0) or
-        contradict each other (metrics/result_rates.py: the rule --baseline applies).
+        contradict each other (metrics/result_rates.py: the rule --baseline applies), or a
+        newer results format than this version reads (configuration.newer_format).
     """
+    newer = configuration.newer_format(result)
+    if newer:
+        raise RecordError(newer)
     params, environment = result.get('params'), result.get('environment')
     if (isinstance(params, dict) and isinstance(environment, dict)
             and 'images_per_sec' in result and timed_nothing(result)):
@@ -343,8 +347,12 @@ def from_sweep_record(record: dict, source: str, label: str | None = None) -> di
     """The row of a successful sweep record (tools/sweep/results.py) whose run JSON is gone.
 
     Raises:
-      RecordError: the record is not a successful run's, or lacks params or images/sec.
+      RecordError: the record is not a successful run's, or lacks params or images/sec, or
+        is of a newer results format than this version reads (configuration.newer_format).
     """
+    newer = configuration.newer_format(record)
+    if newer:
+        raise RecordError(newer)
     if record.get('status') != 'ok':
         raise RecordError('the run did not succeed (status %r)' % record.get('status'))
     params, rate = record.get('params'), _number(record.get('images_per_sec'))

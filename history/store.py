@@ -97,11 +97,13 @@ def _problem(path: str, error: sqlite3.Error) -> StoreError:
         return StoreError(disk)
     if isinstance(error, sqlite3.DatabaseError) and ('not a database' in text
                                                      or 'malformed' in text):
-        what = ('is not an SQLite database' if 'not a database' in text
-                else 'is a damaged SQLite database')
-        return StoreError('%s %s (%s); it was left untouched: move it away (a new database '
-                          'is made in its place) or choose another --results_db=PATH'
-                          % (path, what, text))
+        if 'not a database' in text:  # no SQLite file at all: nothing to recover
+            return StoreError('%s is not an SQLite database (%s); it was left untouched: move '
+                              'it away (a new database is made in its place) or choose another '
+                              '--results_db=PATH' % (path, text))
+        cut = intact.truncation(path)
+        return StoreError('%s is a damaged SQLite database (%s%s); %s' % (
+            path, cut + ': ' if cut else '', text, intact.way_out(path)))
     read_only = read_only_reason(path)
     if read_only:
         return StoreError('the results database %s cannot be written: %s (%s); the read-only '
@@ -536,37 +538,58 @@ FILTERS = {'model': 'model', 'precision': 'precision', 'mode': 'mode', 'batch_si
 GLOB_FILTERS = {'host': 'hostname', 'label': 'label'}
 
 
+def _where(since: str | None, until: str | None, ids: list[int] | None,
+           filters: dict) -> tuple[str, list]:
+    """The WHERE clause ('' for none) and its arguments of `select_runs`' selection."""
+    unknown = set(filters) - set(FILTERS) - set(GLOB_FILTERS)
+    if unknown:
+        raise ValueError('unknown filter(s): %s' % ', '.join(sorted(unknown)))
+    where, args = [], []
+    for name, value in sorted(filters.items()):
+        if value is not None:
+            where.append('%s %s ?' % ((GLOB_FILTERS[name], 'GLOB') if name in GLOB_FILTERS
+                                      else (FILTERS[name], '=')))
+            args.append(value)
+    for bound, test in ((since, 'run_utc >= ?'), (until, 'run_utc < ?')):
+        if bound:
+            where.append(test)
+            args.append(bound)
+    if ids:
+        where.append('id IN (%s)' % ', '.join('?' * len(ids)))
+        args.extend(int(i) for i in ids)
+    return (' WHERE ' + ' AND '.join(where) if where else ''), args
+
+
 def select_runs(conn: sqlite3.Connection, *, since: str | None = None,
-                ids: list[int] | None = None, **filters) -> list[dict]:
+                until: str | None = None, ids: list[int] | None = None,
+                limit: int | None = None, **filters) -> list[dict]:
     """The runs matching every filter given, oldest first (run_utc, then id), as dicts.
 
     Args:
       since: only runs with run_utc >= this ('YYYY-MM-DDTHH:MM:SS.ffffffZ').
+      until: only runs with run_utc < this (the same form): `since` to `until` is half open.
       ids: only these run ids.
+      limit: only the `limit` most recent of them (still oldest first); None: all.
       **filters: FILTERS (equal) and GLOB_FILTERS (a shell pattern: 'gpu-node-*'); None
         values are ignored.
 
     Raises:
       ValueError: an unknown filter name.
     """
-    unknown = set(filters) - set(FILTERS) - set(GLOB_FILTERS)
-    if unknown:
-        raise ValueError('unknown filter(s): %s' % ', '.join(sorted(unknown)))
-    where, args = [], []
-    for name, value in sorted(filters.items()):
-        if value is None:
-            continue
-        if name in GLOB_FILTERS:
-            where.append('%s GLOB ?' % GLOB_FILTERS[name])
-        else:
-            where.append('%s = ?' % FILTERS[name])
-        args.append(value)
-    if since:
-        where.append('run_utc >= ?')
-        args.append(since)
-    if ids:
-        where.append('id IN (%s)' % ', '.join('?' * len(ids)))
-        args.extend(int(i) for i in ids)
-    sql = 'SELECT * FROM runs%s ORDER BY run_utc, id' % (
-        ' WHERE ' + ' AND '.join(where) if where else '')
-    return [dict(row) for row in conn.execute(sql, args)]
+    where, args = _where(since, until, ids, filters)
+    if limit is None:
+        sql = 'SELECT * FROM runs%s ORDER BY run_utc, id' % where
+        return [dict(row) for row in conn.execute(sql, args)]
+    sql = 'SELECT * FROM runs%s ORDER BY run_utc DESC, id DESC LIMIT ?' % where
+    return [dict(row) for row in conn.execute(sql, args + [int(limit)])][::-1]
+
+
+def count_runs(conn: sqlite3.Connection, *, since: str | None = None, until: str | None = None,
+               ids: list[int] | None = None, **filters) -> int:
+    """How many runs `select_runs` without a limit would return (the same arguments).
+
+    Raises:
+      ValueError: an unknown filter name.
+    """
+    where, args = _where(since, until, ids, filters)
+    return conn.execute('SELECT COUNT(*) FROM runs%s' % where, args).fetchone()[0]

@@ -38,6 +38,7 @@ hardware/cpu_quota.py's rule).
 
 from __future__ import annotations
 
+from .. import package_info
 from ..hardware import cpu_quota
 
 CONFIG_FIELDS = ('model', 'mode', 'precision', 'batch_size', 'num_devices', 'num_workers',
@@ -72,6 +73,19 @@ def format_of(record: dict) -> int:
     has none (or one that is not a positive whole number)."""
     value = record.get(FORMAT_KEY) if isinstance(record, dict) else None
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
+
+
+def newer_format(record: dict) -> str | None:
+    """Why a results JSON or sweep record of a newer results format than RESULTS_FORMAT
+    cannot be read as a run ('results format 99, newer than this tf_cnn_benchmarks (0.3.0)
+    knows (2): ...', with the fix: upgrade), else None. A format changes what fields mean (the
+    model 'mobilenet' did at format 2), so a newer one's are not guessed at."""
+    found = format_of(record)
+    if found <= RESULTS_FORMAT:
+        return None
+    return ('results format %d, newer than this tf_cnn_benchmarks (%s) knows (%d): its fields '
+            'may mean other things here; upgrade tf_cnn_benchmarks (the version that wrote '
+            'it) to read it' % (found, package_info.VERSION, RESULTS_FORMAT))
 
 
 def stored_model(name, record_format: int) -> str:

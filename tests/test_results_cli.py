@@ -390,9 +390,12 @@ def test_ingest_of_a_folder_without_result_files_is_an_error(capsys, tmp_path):
     db = tmp_path / 'db.sqlite'
     status, out, err = _main(capsys, 'ingest', str(photos), '--results_db=%s' % db)
     assert status == 2 and out == ''
+    # Its JSON file of another name is named: a results JSON renamed by hand is read by path.
     assert err == ("error: ingest: %s holds no result file at any level (ingest reads a "
                    "sweep's results.jsonl and run JSONs tf_cnn_benchmarks_*.json); give the "
-                   "sweep's --output_dir or the run's --benchmark_log_dir\n" % photos)
+                   "sweep's --output_dir or the run's --benchmark_log_dir; it holds 1 JSON "
+                   "file of other names, read only when given as a PATH of its own (a results "
+                   "JSON renamed by hand): %s\n" % (photos, photos / 'notes.json'))
     assert not db.exists()
     # Files named one by one, none of them a result: an error too (it said 'skipped: ...' and
     # exited 0); bad data, exit 1 as a file skipped beside good ones (it was 2, a usage

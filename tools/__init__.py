@@ -9,9 +9,10 @@ read, in image_encoding.py; its count table, warnings and error lines in convert
 launch_plan.py: the tasks it starts and their command lines;
 cluster_memory.py: whether its tasks fit the host's memory; cluster_checks.py: its checks
 before any task starts);
-`tf_cnn_results` (results_cli.py, with its text in results_format.py and config_message.py,
-its --metric in results_metric.py, its --recent_runs in recent_runs_flag.py, the one line of
-a failure no rule foresaw in results_failure.py, and the paths it writes checked first in
+`tf_cnn_results` (results_cli.py, with its arguments in results_parser.py, its text in
+results_format.py and config_message.py, its --metric in results_metric.py, its
+--recent_runs in recent_runs_flag.py, the one line of a failure no rule foresaw in
+results_failure.py, and the paths it writes checked first in
 results_outputs.py: the results database over time); command_parser.py (the
 argparse parser of tf_cnn_results and tf_cnn_cluster: one-line usage errors, help that meets a
 closed reader); `tf_cnn_sweep` (the package sweep/: campaigns of

@@ -18,9 +18,12 @@ this user cannot write, reads as well.
 
 Commands:
   list         the runs matching the filters, oldest first (with a top-1 / top-5 column
-               when an evaluation is listed)
+               when an evaluation is listed); --limit=N: the N most recent of them, a last
+               line counting the older ones left out (on a terminal, the last 50 unless
+               --limit says otherwise; a pipe or file gets every run)
   show         runs in full (environment, figures, an evaluation's top-1 and top-5, every
-               set flag, as arguments to paste back): by id, or by the filters
+               set flag, as arguments to paste back): by id, in the order given, or by the
+               filters, oldest first; --limit=N as for list
   history      one configuration over time: a table, and a PNG (--png=PATH) with one line
                per host and the spread of each batch of repeats (the default name, in a
                current folder that cannot be written: a warning, no plot; the line `plot
@@ -34,9 +37,12 @@ Commands:
   html         OUT_DIR/index.html: the regressions and every configuration's plot, one
                static page (no server, no script); the runs left out marked
   ingest       sweep folders (results.jsonl) and run JSONs (--benchmark_log_dir) into the
-               database; the same run twice is one row, a cluster run is its chief's
-               JSON (the other workers' are skipped, named on one line); a run stopped
-               in its warm-up (no images/sec) is left out, as the run leaves it out
+               database (a folder's other *.json files are counted and named, not read; a
+               file given by path is read whatever its name; a JSON of a newer results
+               format is skipped: upgrade); the same run twice is one row, a cluster
+               run is its chief's JSON (the other workers' are skipped, named on one
+               line); a run stopped in its warm-up (no images/sec) is left out, as the
+               run leaves it out
 
 Booleans (--json, --fail_on_regression, --include_unclean_runs) take a run's forms: --NAME,
 --noNAME, --NAME=true or =false (tools/command_parser.py).
@@ -45,7 +51,8 @@ Filters (list, show, history, regressions, html): --model, --precision (fp32, fp
 --mode (training, forward-only, evaluation), --batch_size (per device), --num_devices,
 --variable_update, --device (cpu, gpu), --data (synthetic, imagenet, cifar10), --image_size,
 --host and --label (shell patterns: 'node-*'), --since (2026-01-31, 2026-01-31T12:00, or an
-age: 12h, 7d, 2w), --config (a configuration key as `show` prints it).
+age: 12h, 7d, 2w) and --until (the same forms; runs before it), --config (a configuration
+key as `show` prints it).
 
 Verdicts from clean runs (history, regressions, html): a run whose timed part shared the host
 (other processes above 25% of its cores, steal above 5%) or was too short for its host load
@@ -81,8 +88,6 @@ its saved output is JSON on every status.
 
 from __future__ import annotations
 
-import argparse
-import datetime
 import errno
 import json
 import os
@@ -91,147 +96,67 @@ import shlex
 import sys
 
 from tf_cnn_benchmarks import cnn_util, console
-from tf_cnn_benchmarks.hardware import user_dirs
 from tf_cnn_benchmarks.history import ingest, page, plots, records, regressions, store
 from tf_cnn_benchmarks.metrics import clean_runs, significance
-from tf_cnn_benchmarks.params import gate_tolerance, path_switch, text_values
+from tf_cnn_benchmarks.params import path_switch, text_values
 from tf_cnn_benchmarks.preflight import path_lengths
 
 from . import (
-    command_parser,
-    recent_runs_flag,
     results_failure,
     results_format,
     results_metric,
     results_outputs,
+    results_parser,
 )
+from .results_parser import FILTER_FLAGS, TIME_FLAGS, UsageError, make_parser, time_bound
 
-FILTER_FLAGS = ('model', 'precision', 'mode', 'batch_size', 'num_devices', 'variable_update',
-                'device', 'data', 'image_size', 'host', 'label', 'config')
-_INT_FILTERS = ('batch_size', 'num_devices', 'image_size')
-_AGE = re.compile(r'^(\d+(?:\.\d+)?)([hdw])$')
-
+#: --since's bound (tools/results_parser.py), where callers of this module read it.
+since_time = results_parser.since_time
 
 #: The exit status when the database cannot be used (missing, not a results database,
 #: damaged, newer, cannot be written): neither a regression (1) nor not judged (3).
 DATABASE_ERROR = significance.DATABASE
+#: `list`'s --limit on a terminal when none is given (a pipe or file gets every run).
+TERMINAL_LIMIT = 50
 
 
-class UsageError(Exception):
-    """A bad argument: one `error:` line, exit status 2."""
-
-
-class _Parser(command_parser.CommandParser):
-    usage_error = UsageError
-
-
-def since_time(text: str, now: datetime.datetime | None = None) -> str:
-    """--since as a run_utc bound: an ISO date or time (UTC unless it says otherwise), or an
-    age '12h', '7d', '2w' before `now`.
-
-    Raises:
-      UsageError: neither, or an age reaching back before year 1 (99999999999w).
-    """
-    age = _AGE.match(text.strip())
-    if age:
-        hours = float(age.group(1)) * {'h': 1, 'd': 24, 'w': 168}[age.group(2)]
-        now = now or datetime.datetime.now(datetime.timezone.utc)
-        try:
-            return records.utc_text(now - datetime.timedelta(hours=hours))
-        except (OverflowError, ValueError):  # before year 1: a traceback before
-            raise UsageError('--since=%s: an age reaching back before year 1; give a smaller '
-                             'one (12h, 7d, 2w) or a date' % text) from None
-    try:
-        return records.utc_text(records.parse_time(text))
-    except ValueError:
-        raise UsageError('--since=%s: give a date or time (2026-01-31, 2026-01-31T12:00) or an '
-                         'age (12h, 7d, 2w)' % text) from None
-
-
-def _percent(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError('takes a number (percent), e.g. 5') from None
-    problem = gate_tolerance.not_finite(value, 'percent, >= 0 and below 100', text)
-    if problem:  # nan fails no comparison of the range, inf and -inf would meet it
-        raise argparse.ArgumentTypeError(problem)
-    if not 0 <= value < 100:  # a step of 100% or more is to 0 images/sec or below: none
-        raise argparse.ArgumentTypeError(
-            'must be >= 0 and below 100 (percent slower; a run cannot be 100% slower, so no '
-            'step could count)')
-    return value
-
-
-#: --mode as a run's flags name it, for the stored mode: 'forward_only' (the run's
-#: --forward_only) is 'forward-only', 'eval' (--eval) is 'evaluation'.
-_MODE_SPELLINGS = {'forward_only': 'forward-only', 'eval': 'evaluation', 'train': 'training'}
-
-
-def _mode(text: str) -> str:
-    """--mode=forward_only, as the run's flag is spelt, taken as the stored 'forward-only'
-    (a user's --mode=forward_only matched no run and said nothing of the spelling)."""
-    return _MODE_SPELLINGS.get(text, text)
-
-
-def _make_parser() -> _Parser:
-    common = _Parser(add_help=False)
-    common.add_argument('--results_db', default=argparse.SUPPRESS, metavar='PATH',
-                        help='the database (default: %s)' % store.default_path())
-    filters = _Parser(add_help=False)
-    for name in FILTER_FLAGS:
-        filters.add_argument('--' + name, type=(int if name in _INT_FILTERS else
-                                                _mode if name == 'mode' else str))
-    filters.add_argument('--since', help='2026-01-31, 2026-01-31T12:00, or an age: 12h, 7d, 2w')
-    change = _Parser(add_help=False)
-    change.add_argument('--min_change', type=_percent, default=regressions.DEFAULT_MIN_CHANGE_PCT,
-                        metavar='PCT', help='the smallest step that counts, in percent of the '
-                        'median before it, >= 0 and below 100 (default %(default)g)')
-    recent_runs_flag.add_flag(change)
-    change.add_boolean(clean_runs.INCLUDE_FLAG[2:], clean_runs.INCLUDE_HELP.replace('%', '%%'))
-    parser = _Parser(prog='tf_cnn_results', parents=[common], allow_abbrev=False,
-                     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--version', action='store_true',  # answered in main, never parsed
-                        help=console.VERSION_HELP)
-    sub = parser.add_subparsers(dest='command', metavar='COMMAND', parser_class=_Parser)
-    sub.required = True
-    p = sub.add_parser('list', parents=[common, filters], allow_abbrev=False, help='runs')
-    p.add_boolean('json', 'print the runs as JSON lines')
-    p = sub.add_parser('show', parents=[common, filters], allow_abbrev=False, help='runs in full')
-    p.add_argument('ids', nargs='*', type=int, metavar='RUN_ID')
-    p.add_boolean('json', 'print the runs as JSON lines')
-    p = sub.add_parser('history', parents=[common, filters, change], allow_abbrev=False,
-                       help='one configuration over time')
-    p.add_argument('--png', metavar='PATH', type=user_dirs.expand_home,
-                   help='the plot (default: history-<configuration>.png in the current '
-                   'folder; where it cannot be written, a warning and no plot; with --json, '
-                   'none unless --png is given)')
-    p.add_boolean('json', 'print the series as one JSON object instead of the table: the '
-                  'configuration key, per run its id, time, host, images/sec, clean or not '
-                  'and why; no PNG unless --png')
-    results_metric.add_flag(p)
-    p = sub.add_parser('regressions', parents=[common, filters, change], allow_abbrev=False,
-                       help='steps down beyond the noise')
-    p.add_boolean('fail_on_regression', 'exit 1 when a step down is still slower, 3 when '
-                  'nothing could be judged, or a possible step down could not be (too few '
-                  'runs, or runs too spread for --min_change) (a CI gate)')
-    p.add_boolean('json', 'print one JSON object: each series\' verdict with its figures, the '
-                  'gate\'s verdict and exit status')
-    results_metric.add_flag(p)
-    p = sub.add_parser('html', parents=[common, filters, change], allow_abbrev=False,
-                       help='a static page')
-    p.add_argument('out_dir', metavar='OUT_DIR')
-    p = sub.add_parser('ingest', parents=[common], allow_abbrev=False,
-                       help='sweep folders and run JSONs into the database')
-    p.add_argument('paths', nargs='+', metavar='PATH')
-    p.add_argument('--label', help='the label of runs that have none')
-    return parser
+def _selection(args, ids=None) -> dict:
+    """store.select_runs' and count_runs' keywords of the filters and time bounds given."""
+    chosen = {name: getattr(args, name) for name in FILTER_FLAGS}
+    chosen.update({name: time_bound(getattr(args, name), name) if getattr(args, name) else None
+                   for name in TIME_FLAGS})
+    return dict(chosen, ids=ids)
 
 
 def _rows(conn, args, ids=None) -> list[dict]:
-    filters = {name: getattr(args, name) for name in FILTER_FLAGS}
-    since = since_time(args.since) if args.since else None
-    return store.select_runs(conn, since=since, ids=ids, **filters)
+    return store.select_runs(conn, **_selection(args, ids))
+
+
+def _terminal() -> bool:
+    """Whether stdout is a terminal (a person reading, not a script)."""
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):  # a closed or replaced stream
+        return False
+
+
+def _limited_rows(conn, args, ids=None, default=None) -> tuple[list[dict], int]:
+    """(the --limit most recent matching runs, oldest first; how many older ones matched
+    too). `default` is the limit when --limit is not given; None or 0: every run."""
+    limit = default if args.limit is None else args.limit
+    if not limit:
+        return _rows(conn, args, ids), 0
+    rows = store.select_runs(conn, limit=limit, **_selection(args, ids))
+    if len(rows) < limit:
+        return rows, 0
+    return rows, store.count_runs(conn, **_selection(args, ids)) - len(rows)
+
+
+def limit_note(hidden: int) -> str:
+    """The line after a listing cut by --limit: '(17,504 older runs not shown: --limit=0 for
+    all)'."""
+    return '(%s not shown: --limit=0 for all)' % ('{:,} older run{}'.format(
+        hidden, '' if hidden == 1 else 's'))
 
 
 def nothing_matches(args) -> str:
@@ -239,7 +164,7 @@ def nothing_matches(args) -> str:
     /data/r.sqlite matches --model=nomodel --since=7d' (the filters given, as flags), or 'no
     run in /data/r.sqlite' without a filter."""
     given = ' '.join('--%s=%s' % (name, shlex.quote(str(getattr(args, name))))
-                     for name in FILTER_FLAGS + ('since',) if getattr(args, name) is not None)
+                     for name in FILTER_FLAGS + TIME_FLAGS if getattr(args, name) is not None)
     return 'no run in %s%s' % (args.db_path, ' matches ' + given if given else '')
 
 
@@ -287,7 +212,7 @@ def _history(conn, args) -> int:
         return results_metric.error(results_metric.none_measured(rows, args.metric))
     rows, chosen = measured, _clean(measured, args)
     found = (regressions.find_regressions(chosen.kept, args.min_change, metric=args.metric,
-                                              recent_runs=args.recent_runs)[0]
+                                          recent_runs=args.recent_runs)[0]
              if chosen.kept else [])
     if args.json:  # the series as data; a PNG only where --png asks for one
         png = args.png if chosen.kept else None
@@ -427,29 +352,15 @@ def _regressions(conn, args) -> int:
 
 def _read_command(conn, args) -> int:
     if args.command == 'list':
-        rows = _rows(conn, args)
+        rows, hidden = _limited_rows(conn, args, default=TERMINAL_LIMIT if _terminal() else None)
         if args.json:  # no run: no line at all (a JSON-lines reader parses every line)
             print(''.join(results_format.json_line(r) + '\n' for r in rows), end='')
         else:
             print('\n'.join(results_format.list_lines(rows)))
+        _say_hidden(hidden, args.json)
         return 0
     if args.command == 'show':
-        filtered = args.ids or any(getattr(args, n) is not None for n in FILTER_FLAGS + (
-            'since',))
-        if not filtered:
-            raise UsageError('show takes run ids (as `list` prints them) or filters')
-        rows = _rows(conn, args, ids=args.ids)
-        missing = sorted(set(args.ids) - {r['id'] for r in rows})
-        if missing:
-            print('error: no run %s in %s' % (', '.join('#%d' % i for i in missing),
-                                               args.db_path), file=sys.stderr)
-            return 1
-        if not rows:  # filters that match nothing: nothing to show, as `history` says
-            return _nothing_to_show(args)
-        for row in rows:
-            print(results_format.json_line(row) if args.json
-                  else '\n'.join(results_format.show_lines(row)))
-        return 0
+        return _show(conn, args)
     if args.command == 'history':
         return _history(conn, args)
     if args.command == 'regressions':
@@ -461,6 +372,37 @@ def _read_command(conn, args) -> int:
     path = page.write_page(args.out_dir, rows, args.db_path, args.min_change,
                            include_unclean=args.include_unclean_runs, recent_runs=args.recent_runs)
     print('page written to %s' % path)
+    return 0
+
+
+def _say_hidden(hidden: int, json_lines: bool) -> None:
+    """`limit_note` after a cut listing: its last line, or on stderr after JSON lines."""
+    if hidden:
+        print(limit_note(hidden), file=sys.stderr if json_lines else sys.stdout)
+
+
+def _show(conn, args) -> int:
+    """`show`: the runs asked for by id, in the order asked (each once), or the runs the
+    filters match, oldest first; 1 with an `error:` line when an id names no run or nothing
+    matches."""
+    if not args.ids and all(getattr(args, n) is None for n in FILTER_FLAGS + TIME_FLAGS):
+        raise UsageError('show takes run ids (as `list` prints them) or filters')
+    ids = list(dict.fromkeys(args.ids))
+    rows, hidden = _limited_rows(conn, args, ids=ids)
+    if ids:
+        matched = _rows(conn, args, ids=ids) if hidden else rows  # the cut ones exist
+        missing = sorted(set(ids) - {r['id'] for r in matched})
+        if missing:
+            print('error: no run %s in %s' % (', '.join('#%d' % i for i in missing),
+                                               args.db_path), file=sys.stderr)
+            return 1
+        rows.sort(key=lambda r: ids.index(r['id']))
+    if not rows:  # filters that match nothing: nothing to show, as `history` says
+        return _nothing_to_show(args)
+    for row in rows:
+        print(results_format.json_line(row) if args.json
+              else '\n'.join(results_format.show_lines(row)))
+    _say_hidden(hidden, args.json)
     return 0
 
 
@@ -501,7 +443,7 @@ def run(argv: list[str]) -> int:
     Raises:
       UsageError, store.StoreError, plots.PlotError, OSError.
     """
-    parser = _make_parser()
+    parser = make_parser(__doc__)
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:  # --help
@@ -509,7 +451,7 @@ def run(argv: list[str]) -> int:
     # The database holds UTF-8 text: a filter or label that is not (a byte read as a lone
     # surrogate, PEP 383) cannot be bound to a query, nor match anything.
     problem = text_values.problem({name: getattr(args, name, None)
-                                   for name in FILTER_FLAGS + ('since',)})
+                                   for name in FILTER_FLAGS + TIME_FLAGS})
     if problem:
         raise UsageError(problem)
     args.db_path = database_path(getattr(args, 'results_db', None))
@@ -574,7 +516,7 @@ def main(argv: list[str] | None = None) -> int:
         print('error: cannot write %s: %s; %s' % (e.filename or 'the output', e.strerror or e,
                                                   fix), file=sys.stderr)
         return 1
-    except Exception as e:  # a bug: one line and the command's error status, no traceback
+    except Exception as e:  # a bug: one line and exit status 70, no traceback
         return _refuse(*results_failure.failure(e, argv[1:]), argv[1:])
 
 
