@@ -47,7 +47,7 @@ def parse(text):
 def test_every_model_once_with_its_exact_parameters(all_rows):
     assert [(r.name, r.dataset) for r in all_rows] == model_config.list_models()
     for row in all_rows:
-        assert row.parameters == params_test.EXPECTED_PARAMS[(row.name, row.dataset)], row.name
+        assert row.parameters == params_test.expected_params(row.name, row.dataset), row.name
         assert row.gflops > 0
 
 
