@@ -530,8 +530,8 @@ def test_the_docs_model_counts_are_the_catalogs():
         text = ' '.join(_read(page).split())
         quoted += [(os.path.relpath(page, REPO), int(m.group(1)), int(m.group(2)))
                    for m in re.finditer(r'\b(\d+) models [^()]{0,40}\((\d+) names\b', text)]
-    assert ('docs/usage-and-flags.md', len(rows), len(names)) in quoted
     stale = [q for q in quoted if q[1:] != (len(rows), len(names))]
     assert stale == [], (
         '%s: --list_models counts %s; update the prose (docs/CONTRIBUTING.md, "A model")'
         % (stale, model_catalog.count_text()))
+    assert 'docs/usage-and-flags.md' in {page for page, _, _ in quoted}
