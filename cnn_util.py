@@ -1,4 +1,5 @@
-"""Small shared helpers: the error types, log output, and image-rate statistics."""
+"""Small shared helpers: the error types, log output, image-rate statistics, and the rewrite of
+a generated table inside a module (`update_generated`)."""
 
 from __future__ import annotations
 
@@ -316,3 +317,39 @@ def captured_fd_stderr(enabled: bool = True):
             sys.stderr.flush()
             os.dup2(saved, 2)
             os.close(saved)
+
+
+def update_generated(path: str, opening: str, closing: str, body: str, write: bool) -> bool:
+    """Compares, and with `write` replaces, the generated lines of a table in a source file.
+
+    The table is the lines between the line `opening` (e.g. 'ROWS = (') and the next line
+    `closing` (e.g. ')'): the generators' `--check` and `--write` (models/model_table.py,
+    tools/cluster_memory.py), as `python -m bench.make_performance_page` has them.
+
+    Args:
+      path: the source file (UTF-8).
+      opening, closing: the whole lines around the table, without their newlines.
+      body: the table's lines as generated now, without a final newline.
+      write: rewrite the file when the table differs.
+
+    Returns:
+      Whether the file's table was `body` already.
+
+    Raises:
+      ValueError: the file has no line `opening` followed by a line `closing`.
+      OSError: reading or writing the file.
+    """
+    with open(path, encoding='utf-8') as f:
+        text = f.read()
+    start = text.find('\n%s\n' % opening)
+    end = text.find('\n%s\n' % closing, start + 1) if start >= 0 else -1
+    if end < 0:
+        raise ValueError('%s has no table between a line %r and a line %r' % (
+            path, opening, closing))
+    start += len(opening) + 2
+    if text[start:end] == body:
+        return True
+    if write:
+        with open(path, 'w', encoding='utf-8') as f:
+            f.write(text[:start] + body + text[end:])
+    return False

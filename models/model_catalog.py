@@ -16,10 +16,14 @@ from __future__ import annotations
 
 import collections
 import difflib
+import os
+import re
 
 from ..params import original_flags
 
 DATASETS = ('imagenet', 'cifar10')
+#: The registry's source, read (not imported) for the message of a model missing from ROWS.
+REGISTRY_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'model_config.py')
 
 ModelRow = collections.namedtuple('ModelRow', ['name', 'dataset', 'image_size', 'parameters',
                                                'gflops', 'batch_size', 'learning_rate',
@@ -77,33 +81,52 @@ ROWS = (
     ('vgg19', 'imagenet', 224, 143671337, 39264133120, 64, 0.005, 224, True),
 )
 
-# The original tf_cnn_benchmarks' model names that this project does not build (read from the
-# registry of the original, its model_config module in the tensorflow/benchmarks repository:
-# its ImageNet, CIFAR-10, COCO and LibriSpeech tables and its TF1-only models). `check_model` says
-# so instead of guessing a close name. Not generated: the list changes only if a model is built.
-ORIGINAL_ONLY = (
-    'deepspeech2', 'nasnet', 'nasnetlarge', 'ncf', 'ssd300',
-    'official_resnet18', 'official_resnet34', 'official_resnet50', 'official_resnet101',
-    'official_resnet152', 'official_resnet200',
-    'official_resnet18_v2', 'official_resnet34_v2', 'official_resnet50_v2',
-    'official_resnet101_v2', 'official_resnet152_v2', 'official_resnet200_v2',
-)
+# The original tf_cnn_benchmarks' model names by dataset: its registry (its model_config module
+# in the tensorflow/benchmarks repository: the ImageNet and CIFAR-10 tables, the COCO and
+# LibriSpeech models, and the TF1-only models it registers into them). Facts, not generated:
+# they change only if the original does. A model built here under a name not in its dataset's
+# list is 'new' in --list_models (NOT_IN_ORIGINAL, derived below), so a contributor's model
+# needs no entry here.
+ORIGINAL_MODELS = {
+    'imagenet': (
+        'alexnet', 'googlenet', 'inception3', 'inception4', 'lenet', 'mobilenet', 'nasnet',
+        'nasnetlarge', 'ncf', 'overfeat', 'resnet50', 'resnet50_v1.5', 'resnet50_v2',
+        'resnet101', 'resnet101_v2', 'resnet152', 'resnet152_v2', 'trivial', 'vgg11', 'vgg16',
+        'vgg19') + tuple('official_resnet%d%s' % (depth, suffix) for depth in (
+            18, 34, 50, 101, 152, 200) for suffix in ('', '_v2')),
+    'cifar10': (
+        'alexnet', 'densenet40_k12', 'densenet100_k12', 'densenet100_k24', 'nasnet', 'trivial')
+    + tuple('resnet%d%s' % (depth, suffix) for depth in (20, 32, 44, 56, 110)
+            for suffix in ('', '_v2')),
+    'coco': ('ssd300', 'trivial'),
+    'librispeech': ('deepspeech2',),
+}
+
+# The original's model names that this project does not build (of any dataset): `check_model`
+# says so instead of guessing a close name. Derived from ORIGINAL_MODELS and ROWS.
+ORIGINAL_ONLY = tuple(sorted(
+    {name for names in ORIGINAL_MODELS.values() for name in names} - {row[0] for row in ROWS}))
 
 
 # How each model stands to the original's model of its name (the --list_models column
-# 'original'): not in the original, or built otherwise (docs/usage-and-flags.md, "Departures
-# from the original": trivial's linear 1-unit layer; the ImageNet ResNet v2 stems without batch
+# 'original'): not in the original (NOT_IN_ORIGINAL: no model of that name for that dataset in
+# ORIGINAL_MODELS), or built otherwise (docs/usage-and-flags.md, "Departures from the
+# original": trivial's linear 1-unit layer; the ImageNet ResNet v2 stems without batch
 # norm; mobilenet without the second 1001 -> 1001 classifier the original's base class put
 # on top of its TF-slim MobileNet v2's logits; the CIFAR-10 models' 10 outputs where the
 # original's have 11, and the CIFAR ResNets' stems and DenseNets' transitions). Every other
 # model is the original's network.
-NOT_IN_ORIGINAL = frozenset({('densenet121', 'imagenet'), ('mobilenet_v1', 'imagenet'),
-                             ('mobilenet_v2', 'imagenet'), ('resnet101_v1.5', 'imagenet'),
-                             ('resnet152_v1.5', 'imagenet')})
+def not_in_original(table_rows) -> frozenset:
+    """The (name, dataset) pairs of `table_rows` (ROWS' tuples) whose name the original's
+    registry of that dataset (ORIGINAL_MODELS) lacks."""
+    return frozenset((r[0], r[1]) for r in table_rows if r[0] not in ORIGINAL_MODELS[r[1]])
+
+
+NOT_IN_ORIGINAL = not_in_original(ROWS)
 DIFFERS_FROM_ORIGINAL = frozenset(
     {('trivial', 'imagenet'), ('resnet50_v2', 'imagenet'), ('resnet101_v2', 'imagenet'),
      ('resnet152_v2', 'imagenet'), ('mobilenet', 'imagenet')}
-    | {(row[0], row[1]) for row in ROWS if row[1] == 'cifar10'})
+    | {(row[0], row[1]) for row in ROWS if row[1] == 'cifar10'}) - NOT_IN_ORIGINAL
 #: The lines --list_models prints after the table: what its 'original' column says.
 TABLE_LEGEND = (
     "original: same = the original's network of that name; new = not in the original; "
@@ -121,8 +144,9 @@ def origin(name: str, dataset: str) -> str:
 
 
 def count_text() -> str:
-    """'38 models (36 names: alexnet and trivial for ImageNet and CIFAR-10)': what the
-    --list_models table counts."""
+    """'N models (M names: alexnet and trivial for ImageNet and CIFAR-10)': what the
+    --list_models table counts (len(ROWS), its distinct names, and the names of both
+    datasets). docs/usage-and-flags.md quotes the counts; tests/test_docs.py checks them."""
     names = [row[0] for row in ROWS]
     both = sorted({n for n in names if names.count(n) > 1})
     return '%d models (%d names: %s for ImageNet and CIFAR-10)' % (
@@ -182,8 +206,9 @@ def check_model(name: str, dataset: str) -> None:
     Raises:
       UnknownModelError: one line: for a name of the other dataset, which one and the flag
         that selects it; for a model of the original that is not built here (ORIGINAL_ONLY),
-        that; for an unknown name, the closest names ("did you mean") and the valid names of
-        both datasets.
+        that; for a name models/model_config.py registers but ROWS lacks, that ROWS is stale
+        and the command that regenerates it; for an unknown name, the closest names ("did you
+        mean") and the valid names of both datasets.
     """
     table = names(dataset)
     if name in table:
@@ -201,6 +226,12 @@ def check_model(name: str, dataset: str) -> None:
                                 'for %s: %s' % (name, 'an' if others[0][0] in 'aeiou' else 'a',
                                                 others[0], dataset, fix, dataset,
                                                 ', '.join(table)))
+    if name in _registry_source_names():
+        raise UnknownModelError(
+            '--model=%s is registered in models/model_config.py but not in the stored table '
+            'the command checks before TensorFlow loads (models/model_catalog.py ROWS is '
+            'stale); regenerate it: python -m tf_cnn_benchmarks.models.model_table --write'
+            % name)
     # The run's dataset first: --model=resnet5 on ImageNet means resnet50, not CIFAR's resnet56.
     close = (difflib.get_close_matches(name.lower(), table, n=3, cutoff=0.6)
              or difflib.get_close_matches(name.lower(), sorted({row[0] for row in ROWS}),
@@ -213,6 +244,18 @@ def check_model(name: str, dataset: str) -> None:
         'unknown --model=%r; %svalid models for imagenet (and synthetic data): %s; for cifar10 '
         '(--data_name=cifar10): %s' % (name, guess, ', '.join(names('imagenet')),
                                        ', '.join(names('cifar10'))))
+
+
+def _registry_source_names() -> set[str]:
+    """The names model_config.py's tables give as literal `('name', factory)` entries, read
+    from its text (importing it loads TensorFlow): for the message of a model registered there
+    but missing from ROWS. Empty when the file cannot be read."""
+    try:
+        with open(REGISTRY_PATH, encoding='utf-8') as f:
+            text = f.read()
+    except OSError:
+        return set()
+    return set(re.findall(r"^\s*\('([\w.]+)',", text, re.MULTILINE))
 
 
 def row(name: str, dataset: str) -> ModelRow | None:

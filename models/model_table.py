@@ -1,8 +1,10 @@
 """The `--list_models` figures measured: every registered model with its size, cost and defaults.
 
 `--list_models` prints model_catalog's stored copy (no TensorFlow, instant); this module
-measures the models, to check and regenerate that copy (`python -m
-tf_cnn_benchmarks.models.model_table` prints model_catalog.ROWS). Nothing is cached: each call
+measures the models, to check and regenerate that copy: `python -m
+tf_cnn_benchmarks.models.model_table` prints model_catalog.ROWS, with `--write` rewrites them in
+models/model_catalog.py, with `--check` exits 1 with one line naming the rows that are stale
+(0 when none is). Nothing is cached: each call
 builds every model's inference graph once, at batch 1, with its variables recorded rather than
 created (`flops.VariableRecorder`), which takes well under a minute for the whole zoo.
 """
@@ -10,10 +12,18 @@ created (`flops.VariableRecorder`), which takes well under a minute for the whol
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 # flops and model_config load TensorFlow: imported where the models are measured, so that
 # --help and a usage error answer at once.
+from .. import cnn_util
+from . import model_catalog
 from .model_catalog import ModelRow, format_model_table  # noqa: F401  (the table's format)
+
+#: The file whose ROWS `--check` and `--write` compare and rewrite.
+CATALOG_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'model_catalog.py')
+COMMAND = 'python -m tf_cnn_benchmarks.models.model_table'
 
 
 def model_rows(models: list[tuple[str, str]] | None = None) -> list[ModelRow]:
@@ -41,14 +51,67 @@ def model_rows(models: list[tuple[str, str]] | None = None) -> list[ModelRow]:
 
 def catalog_source(rows: list[ModelRow]) -> str:
     """The body of model_catalog.ROWS for measured `rows` (one tuple a line, FLOPs as integers)."""
-    return '\n'.join('    (%r, %r, %d, %d, %d, %d, %r, %d, %r),' % (
-        r.name, r.dataset, r.image_size, r.parameters, round(r.gflops * 1e9), r.batch_size,
-        r.learning_rate, r.min_image_size, r.fixed_image_size) for r in rows)
+    return '\n'.join('    (%r, %r, %d, %d, %d, %d, %r, %d, %r),' % row
+                     for row in catalog_source_rows(rows))
+
+
+def stale_rows(rows: list[ModelRow]) -> str:
+    """What differs between model_catalog.ROWS and measured `rows`, as a phrase: 'missing:
+    tinynet/cifar10; changed: lenet/imagenet; not registered: x/imagenet'; '' when nothing."""
+    def key(r):
+        return '%s/%s' % (r[0], r[1])
+    stored = {key(r): tuple(r) for r in model_catalog.ROWS}
+    measured = {key(r): tuple(r) for r in catalog_source_rows(rows)}
+    parts = [('missing', sorted(set(measured) - set(stored))),
+             ('changed', sorted(k for k in set(measured) & set(stored)
+                                if measured[k] != stored[k])),
+             ('not registered', sorted(set(stored) - set(measured)))]
+    return '; '.join('%s: %s' % (what, ', '.join(keys)) for what, keys in parts if keys)
+
+
+def catalog_source_rows(rows: list[ModelRow]) -> list[tuple]:
+    """`rows` as the tuples of model_catalog.ROWS (FLOPs as integers)."""
+    return [(r.name, r.dataset, r.image_size, r.parameters, round(r.gflops * 1e9), r.batch_size,
+             r.learning_rate, r.min_image_size, r.fixed_image_size) for r in rows]
+
+
+def main(argv: list[str]) -> int:
+    """`python -m tf_cnn_benchmarks.models.model_table [--check | --write]` (module docstring).
+
+    Args:
+      argv: the arguments without the program name.
+
+    Returns:
+      The exit status: 0; 1 when `--check` finds ROWS stale (one `error:` line on stderr
+      naming the rows and the command that regenerates them).
+    """
+    parser = argparse.ArgumentParser(
+        prog=COMMAND, description='Measures every registered model (under a minute) and prints '
+        'model_catalog.ROWS, the stored copy --list_models prints.')
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument('--check', action='store_true',
+                      help='exit 1 when models/model_catalog.py ROWS is stale')
+    mode.add_argument('--write', action='store_true',
+                      help='rewrite ROWS in models/model_catalog.py')
+    args = parser.parse_args(argv)
+    from ..runtime import runtime_env
+    runtime_env.import_tensorflow()  # TensorFlow's start-up lines kept off stderr
+    rows = model_rows()
+    body = catalog_source(rows)
+    if not (args.check or args.write):
+        print(body)
+        return 0
+    what = stale_rows(rows) or 'their order or format'
+    if cnn_util.update_generated(CATALOG_PATH, 'ROWS = (', ')', body, write=args.write):
+        print('models/model_catalog.py ROWS is current (%d models)' % len(rows))
+        return 0
+    if args.write:
+        print('wrote models/model_catalog.py ROWS (%s)' % what)
+        return 0
+    print('error: models/model_catalog.py ROWS is stale (%s); run %s --write'
+          % (what, COMMAND), file=sys.stderr)
+    return 1
 
 
 if __name__ == '__main__':  # python -m tf_cnn_benchmarks.models.model_table
-    argparse.ArgumentParser(
-        prog='python -m tf_cnn_benchmarks.models.model_table',
-        description='Measures every registered model (about a minute) and prints '
-        'model_catalog.ROWS, the stored copy --list_models prints.').parse_args()
-    print(catalog_source(model_rows()))
+    sys.exit(main(sys.argv[1:]))

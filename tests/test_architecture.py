@@ -104,16 +104,22 @@ def test_the_module_import_graph_has_no_cycles():
         'benchmark_cnn'}
     assert 'cluster.topology' in graph['preflight.settled_run']  # BenchmarkCNN's settled run
     assert 'lifecycle.checkpoints' in graph['cluster.server']
-    assert _cycles(graph) == []
+    cycles = _cycles(graph)
+    assert cycles == [], (
+        'import cycles %s: a module imports only its own layer and those below it '
+        '(docs/CONTRIBUTING.md, the layers after "## Layout"); break each by passing the value '
+        'in from the higher module (an argument, not an import), or by moving the shared part '
+        'into a module both import' % cycles)
 
 
 def test_the_cycle_finder_finds_a_cycle():
     assert _cycles({'a': {'b'}, 'b': {'c'}, 'c': {'a'}, 'd': {'a'}}) == [['a', 'b', 'c']]
 
 
-# The layers of docs/CONTRIBUTING.md, top to bottom: a module may import its own layer and
-# those below it, never one above (function-local imports included). A module is placed by the
-# longest entry that names it or its package.
+# The layers of docs/CONTRIBUTING.md, top to bottom (test_the_documented_layers_are_layers
+# compares them): a module may import its own layer and those below it, never one above
+# (function-local imports included). A module is placed by the longest entry that names it or
+# its package.
 LAYERS = [
     ('entry', ['tf_cnn_benchmarks', '', '__main__', 'cli', 'console', 'flag_parsing', 'tools']),
     ('orchestration', ['benchmark_cnn', 'run_header']),
@@ -133,6 +139,34 @@ LAYERS = [
     # calibration record (hardware/calibration.py) measures the load with it.
     ('util', ['cnn_util', 'package_info', 'metrics.host_load', 'metrics.cluster_tasks']),
 ]
+
+
+def _documented_layers() -> list[tuple[str, list[str]]]:
+    """The layer list of docs/CONTRIBUTING.md (the code block after "The layers, top to
+    bottom") as LAYERS' entries: `cli.py` -> 'cli', `tools/` -> 'tools', `__init__.py` -> '',
+    `metrics/host_load.py` -> 'metrics.host_load'; parenthesised remarks left out."""
+    import re
+    text = open(os.path.join(REPO, 'docs', 'CONTRIBUTING.md'), encoding='utf-8').read()
+    block = text[text.index('The layers, top to bottom'):]
+    block = block[block.index('```\n') + 4:]
+    block = block[:block.index('```')]
+    layers = []
+    for line in block.splitlines():
+        name, _, rest = line.partition(' ')
+        entries = re.split(r',|\band\b', re.sub(r'\([^)]*\)', '', rest))
+        layers.append((name, [e.strip().rstrip('/').removesuffix('.py').replace('/', '.')
+                              .replace('__init__', '') for e in entries if e.strip()]))
+    return layers
+
+
+def test_the_documented_layers_are_layers():
+    """docs/CONTRIBUTING.md's layer list is LAYERS, layer by layer, entry by entry."""
+    documented = _documented_layers()
+    assert [name for name, _ in documented] == [name for name, _ in LAYERS]
+    for (name, entries), (_, ours) in zip(documented, LAYERS, strict=True):
+        assert sorted(entries) == sorted(ours), (
+            'layer %s: docs/CONTRIBUTING.md lists %s, LAYERS in tests/test_architecture.py %s; '
+            'make them the same' % (name, sorted(entries), sorted(ours)))
 
 
 def _layer_of(module: str, layers=LAYERS) -> int | None:
@@ -163,8 +197,14 @@ def test_every_import_points_down_the_layers():
     modules = _package_modules()
     graph = {m: _imports(m, path, set(modules)) for m, path in modules.items()}
     unplaced = sorted(m for m in modules if _layer_of(m) is None)
-    assert unplaced == [], 'modules in no layer of LAYERS: %s' % unplaced
-    assert _upward_imports(graph) == []
+    assert unplaced == [], (
+        'modules in no layer of LAYERS: %s; place each in LAYERS (tests/test_architecture.py) '
+        'and in the layer list of docs/CONTRIBUTING.md ("## Layout")' % unplaced)
+    upward = _upward_imports(graph)
+    assert upward == [], (
+        'imports that point up the layers: %s; a module imports its own layer and those below '
+        'it (docs/CONTRIBUTING.md, "## Layout"): pass the value in from the higher layer (its '
+        'caller gives it as an argument) instead of importing it' % '; '.join(upward))
 
 
 def test_the_layer_check_finds_an_upward_import_inside_a_function(tmp_path):
@@ -191,7 +231,9 @@ def test_the_layout_has_one_package_per_concern():
     # The layout table lives in docs/CONTRIBUTING.md (the README links to it).
     layout = open(os.path.join(REPO, 'docs', 'CONTRIBUTING.md'), encoding='utf-8').read()
     for name in packages + [t for t in top if t not in ('__init__', 'setup')]:
-        assert '`%s' % name in layout, '%s is not in the layout of docs/CONTRIBUTING.md' % name
+        assert '`%s' % name in layout, (
+            '%s is not in the layout table of docs/CONTRIBUTING.md ("## Layout"): give it a '
+            'row' % name)
 
 
 def _layout_rows() -> dict[str, str]:
@@ -219,7 +261,9 @@ def test_the_layout_table_names_every_module():
             missing += [os.path.relpath(os.path.join(folder, name), REPO)
                         for name in sorted(files) if name.endswith('.py')
                         and name != '__init__.py' and '`%s`' % name not in row]
-    assert missing == []
+    assert missing == [], (
+        '%s: name each, as `name.py` with what it holds, in its package\'s row of the layout '
+        'table of docs/CONTRIBUTING.md ("## Layout")' % missing)
 
 
 # Names of .py files the docs may give that are not the project's: others' files, examples.
@@ -276,7 +320,9 @@ def test_each_package_docstring_names_every_module_it_holds():
                          and name not in doc)
         if unnamed:
             missing[package] = unnamed
-    assert missing == {}
+    assert missing == {}, (
+        '%s: name each module, with what it holds, in its package\'s docstring (%s)' % (
+            missing, ', '.join('%s/__init__.py' % package for package in missing)))
 
 
 _SHADOW_SCRIPT = textwrap.dedent('''

@@ -80,7 +80,7 @@ EXPECTED = {
     ('mobilenet_v2', 'imagenet'): {MOBILENET: 52},
 }
 # No batch norm, here or in the original (its googlenet, overfeat, vgg, alexnet, lenet and
-# trivial models call none).
+# trivial models call none); a model of this project's own without batch norm goes here too.
 WITHOUT = {('googlenet', 'imagenet'), ('overfeat', 'imagenet'), ('vgg11', 'imagenet'),
            ('vgg16', 'imagenet'), ('vgg19', 'imagenet'), ('alexnet', 'imagenet'),
            ('alexnet', 'cifar10'), ('lenet', 'imagenet'), ('trivial', 'imagenet'),
@@ -88,6 +88,11 @@ WITHOUT = {('googlenet', 'imagenet'), ('overfeat', 'imagenet'), ('vgg11', 'image
 
 
 def test_every_model_is_listed():
+    missing = sorted(set(model_config.list_models()) - set(EXPECTED) - WITHOUT)
+    assert missing == [], (
+        'models in neither EXPECTED (their batch norms, by settings) nor WITHOUT (no batch '
+        'norm) of tests/test_batch_norm_settings.py: %s; add each to one (docs/CONTRIBUTING.md, '
+        '"A model")' % missing)
     assert set(EXPECTED) | WITHOUT == set(model_config.list_models())
     assert not set(EXPECTED) & WITHOUT
 

@@ -52,8 +52,8 @@ def run_main(*args):
     (['--model=resnt50'], "error: unknown --model='resnt50'; did you mean resnet50, resnet50_v2 "
      'or resnet152? valid models for imagenet (and synthetic data): alexnet, densenet121, '),
     (['--model=nasnet'], 'error: --model=nasnet is a model of the original tf_cnn_benchmarks '
-     'that this project does not build; --list_models lists the 38 models (36 names: alexnet '
-     'and trivial for ImageNet and CIFAR-10) it builds\n'),
+     'that this project does not build; --list_models lists the %s it builds\n'
+     % model_catalog.count_text()),
     (['--data_name=coco'], 'error: --data_name=coco is the dataset of ssd300, a model of the '
      'original tf_cnn_benchmarks that this project does not build; --data_name takes imagenet or '
      'cifar10 (the datasets of the models --list_models lists) or synthetic\n'),
@@ -112,7 +112,10 @@ def test_unknown_model_lists_both_datasets():
 
 def test_models_of_the_original_not_built_here_are_named_as_such():
     built = {name for name, _ in model_catalog.list_models()}
-    assert len(built) == 36 and len(model_catalog.ROWS) == 38
+    # The counts themselves are the docs' (tests/test_docs.py checks docs/usage-and-flags.md's).
+    assert model_catalog.count_text() == (
+        '%d models (%d names: alexnet and trivial for ImageNet and CIFAR-10)' % (
+            len(model_catalog.ROWS), len(built)))
     assert not built & set(model_catalog.ORIGINAL_ONLY)
     for name in model_catalog.ORIGINAL_ONLY:
         for dataset in ('imagenet', 'cifar10', 'synthetic'):
@@ -120,8 +123,43 @@ def test_models_of_the_original_not_built_here_are_named_as_such():
                 model_catalog.check_model(name, dataset)
             assert str(info.value) == (
                 '--model=%s is a model of the original tf_cnn_benchmarks that this project '
-                'does not build; --list_models lists the 38 models (36 names: alexnet and '
-                'trivial for ImageNet and CIFAR-10) it builds' % name)
+                'does not build; --list_models lists the %s it builds'
+                % (name, model_catalog.count_text()))
+
+
+def test_a_model_registered_but_missing_from_the_catalog_names_the_command(tmp_path,
+                                                                          monkeypatch):
+    """A model added to models/model_config.py without regenerating ROWS: the command's check
+    (before TensorFlow loads) says the table is stale and how to regenerate it, not 'unknown'."""
+    registry = tmp_path / 'model_config.py'
+    registry.write_text(open(model_catalog.REGISTRY_PATH, encoding='utf-8').read().replace(
+        "    ('alexnet', alexnet_model.AlexnetCifar10Model),\n",
+        "    ('alexnet', alexnet_model.AlexnetCifar10Model),\n"
+        "    ('tinynet', tinynet_model.TinynetModel),\n"))
+    assert model_catalog._registry_source_names() >= {'trivial', 'resnet50', 'densenet121'}
+    monkeypatch.setattr(model_catalog, 'REGISTRY_PATH', str(registry))
+    for dataset in ('cifar10', 'imagenet'):
+        with pytest.raises(model_catalog.UnknownModelError) as info:
+            model_catalog.check_model('tinynet', dataset)
+        assert str(info.value) == (
+            '--model=tinynet is registered in models/model_config.py but not in the stored '
+            'table the command checks before TensorFlow loads (models/model_catalog.py ROWS is '
+            'stale); regenerate it: python -m tf_cnn_benchmarks.models.model_table --write')
+    with pytest.raises(model_catalog.UnknownModelError, match="unknown --model='tinynt'"):
+        model_catalog.check_model('tinynt', 'cifar10')
+
+
+def test_a_model_the_originals_registry_lacks_is_new_without_a_list_to_edit():
+    """NOT_IN_ORIGINAL is derived from the original's registry (ORIGINAL_MODELS), so a new
+    CIFAR-10 model is 'new', not 'differs' as every CIFAR-10 model of the original is."""
+    assert model_catalog.NOT_IN_ORIGINAL == {
+        ('densenet121', 'imagenet'), ('mobilenet_v1', 'imagenet'), ('mobilenet_v2', 'imagenet'),
+        ('resnet101_v1.5', 'imagenet'), ('resnet152_v1.5', 'imagenet')}
+    rows = model_catalog.ROWS + (('tinynet', 'cifar10', 32, 1, 1, 64, 0.01, 8, False),)
+    assert model_catalog.not_in_original(rows) == model_catalog.NOT_IN_ORIGINAL | {
+        ('tinynet', 'cifar10')}
+    assert model_catalog.origin('resnet20', 'cifar10') == 'differs'
+    assert 'nasnet' in model_catalog.ORIGINAL_ONLY and 'ssd300' in model_catalog.ORIGINAL_ONLY
 
 
 def test_the_originals_datasets_not_read_here_are_those_of_its_models_not_built_here():
@@ -146,11 +184,13 @@ def test_version_and_list_models_need_no_tensorflow():
     assert resnet50 == [['resnet50', 'imagenet', '224', '25,559,081', '7.716', '64', '0.032',
                          'same']]
     # The count says what it counts; the rows not in the original, or built otherwise, say so.
-    assert lines[-1].startswith('38 models (36 names: alexnet and trivial for ImageNet and '
-                                'CIFAR-10); original: same = ')
+    assert lines[-1].startswith(model_catalog.count_text() + '; original: same = ')
     marks = {tuple(line.split()[:2]): line.split()[-1] for line in lines[2:-1]}
-    assert len(marks) == 38
-    assert {m for m, mark in marks.items() if mark == 'new'} == {
+    assert len(marks) == len(model_catalog.ROWS)
+    # 'new': exactly the models whose name the original's registry of that dataset lacks.
+    new = {m for m, mark in marks.items() if mark == 'new'}
+    assert new == {m for m in marks if m[0] not in model_catalog.ORIGINAL_MODELS[m[1]]}
+    assert new >= {
         ('densenet121', 'imagenet'), ('mobilenet_v1', 'imagenet'), ('mobilenet_v2', 'imagenet'),
         ('resnet101_v1.5', 'imagenet'), ('resnet152_v1.5', 'imagenet')}
     # The original's MobileNet v2, less the second 1001 -> 1001 layer its base class added.

@@ -80,8 +80,15 @@ def test_the_activation_table_is_the_models_forward_outputs(monkeypatch, tmp_pat
     catalog model has its row, equal to what speed_model/op_profile.py counts now (the
     profiles built once this test session: test_scaling_plan.py plans every model from them)."""
     helpers.serve_shared_op_profiles(monkeypatch, tmp_path_factory)
-    assert set(cm.ACTIVATION_KIB) == {(row[0], row[1]) for row in model_catalog.ROWS}
-    assert cm.activation_table() == cm.ACTIVATION_KIB
+    stale = cm.stale_keys({(row[0], row[1]): 0 for row in model_catalog.ROWS}).split(
+        '; changed')[0]
+    assert set(cm.ACTIVATION_KIB) == {(row[0], row[1]) for row in model_catalog.ROWS}, (
+        'tools/cluster_memory.py ACTIVATION_KIB is stale (%s); run python -m '
+        'tf_cnn_benchmarks.tools.cluster_memory --write' % stale)
+    assert cm.activation_table() == cm.ACTIVATION_KIB, (
+        'tools/cluster_memory.py ACTIVATION_KIB is stale (%s); run python -m '
+        'tf_cnn_benchmarks.tools.cluster_memory --write'
+        % cm.stale_keys(cm.activation_table()))
 
 
 def test_the_generator_answers_help_and_refuses_unknown_flags(capsys, monkeypatch):
@@ -96,3 +103,43 @@ def test_the_generator_answers_help_and_refuses_unknown_flags(capsys, monkeypatc
     assert cm.main(['--bogus']) == 2
     assert capsys.readouterr() == ('', 'error: unrecognized arguments: --bogus (see python -m '
                                    'tf_cnn_benchmarks.tools.cluster_memory --help)\n')
+
+
+def test_a_catalog_model_without_its_activation_row_is_refused_not_planned_with_zero(
+        monkeypatch):
+    """A model added to the catalog but not to ACTIVATION_KIB planned 0 bytes of activations;
+    now the check refuses it with the command that regenerates the table."""
+    table = {k: v for k, v in cm.ACTIVATION_KIB.items() if k != ('resnet20', 'cifar10')}
+    monkeypatch.setattr(cm, 'ACTIVATION_KIB', table)
+    with pytest.raises(cm.MemoryProblem) as info:
+        cm.estimate_bytes({'ps': 1, 'worker': 2}, _params('--model=resnet20',
+                                                          '--data_name=cifar10'))
+    assert str(info.value) == (
+        'the memory check has no activation figure for --model=resnet20 on cifar10: '
+        'tools/cluster_memory.py ACTIVATION_KIB is stale; regenerate it: python -m '
+        'tf_cnn_benchmarks.tools.cluster_memory --write')
+
+
+def test_the_generator_checks_and_rewrites_its_table(capsys, monkeypatch, tmp_path):
+    """--check: exit 1 and one line naming the stale rows and the command; --write rewrites
+    the table in place, after which --check passes (the measured table injected)."""
+    measured = {**cm.ACTIVATION_KIB, ('tinynet', 'cifar10'): 721}
+    del measured[('lenet', 'imagenet')]
+    measured[('trivial', 'cifar10')] = 50
+    monkeypatch.setattr(cm, 'activation_table', lambda: dict(measured))
+    copy = tmp_path / 'cluster_memory.py'
+    copy.write_text(open(cm.__file__, encoding='utf-8').read())
+    monkeypatch.setattr(cm, 'SOURCE_PATH', str(copy))
+    assert cm.main(['--check']) == 1
+    assert capsys.readouterr() == ('', (
+        'error: tools/cluster_memory.py ACTIVATION_KIB is stale (missing: tinynet/cifar10; '
+        'changed: trivial/cifar10; not in the catalog: lenet/imagenet); run python -m '
+        'tf_cnn_benchmarks.tools.cluster_memory --write\n'))
+    assert cm.main(['--write']) == 0
+    assert capsys.readouterr().out.startswith('wrote tools/cluster_memory.py ACTIVATION_KIB')
+    text = copy.read_text()
+    assert "    ('tinynet', 'cifar10'): 721,\n    ('trivial', 'cifar10'): 50,\n" in text
+    assert "('lenet', 'imagenet')" not in text
+    monkeypatch.setattr(cm, 'ACTIVATION_KIB', measured)
+    assert cm.main(['--check']) == 0
+    assert cm.main(['--check', '--write']) == 2

@@ -516,3 +516,22 @@ def test_every_docs_page_is_in_the_site_nav():
 
 if __name__ == '__main__':
     sys.exit(pytest.main([__file__]))
+
+
+def test_the_docs_model_counts_are_the_catalogs():
+    """The prose counts of the models ('lists the 38 models this project builds (36 names:
+    ...') are what --list_models counts (model_catalog.count_text), on every page that quotes
+    them, so a new model cannot leave them stale."""
+    from tf_cnn_benchmarks.models import model_catalog
+    rows = model_catalog.ROWS
+    names = {row[0] for row in rows}
+    quoted = []
+    for page in PAGES:
+        text = ' '.join(_read(page).split())
+        quoted += [(os.path.relpath(page, REPO), int(m.group(1)), int(m.group(2)))
+                   for m in re.finditer(r'\b(\d+) models [^()]{0,40}\((\d+) names\b', text)]
+    stale = [q for q in quoted if q[1:] != (len(rows), len(names))]
+    assert stale == [], (
+        '%s: --list_models counts %s; update the prose (docs/CONTRIBUTING.md, "A model")'
+        % (stale, model_catalog.count_text()))
+    assert 'docs/usage-and-flags.md' in {page for page, _, _ in quoted}

@@ -271,8 +271,35 @@ def sweep_size(model):
     return model.image_size if model.name == 'trivial' else smallest_size(model)
 
 
+#: What a model registered without its count is told (docs/CONTRIBUTING.md, "A model").
+MISSING = ('%s (%s) has no expected parameter count: add it, with its arithmetic in a comment, '
+           'to EXPECTED_PARAMS in tests/test_model_params.py (docs/CONTRIBUTING.md, "A model")')
+
+
+def expected_params(name: str, dataset: str) -> int:
+    """EXPECTED_PARAMS[(name, dataset)]; a model not in it fails the test with MISSING (which
+    file and table to add it to), not a bare KeyError."""
+    assert (name, dataset) in EXPECTED_PARAMS, MISSING % (name, dataset)
+    return EXPECTED_PARAMS[(name, dataset)]
+
+
 def test_every_registered_model_has_an_expected_count():
-    assert set(EXPECTED_PARAMS) == set(model_config.list_models())
+    registered = set(model_config.list_models())
+    missing = sorted(registered - set(EXPECTED_PARAMS))
+    assert missing == [], '; '.join(MISSING % key for key in missing)
+    extra = sorted(set(EXPECTED_PARAMS) - registered)
+    assert extra == [], ('EXPECTED_PARAMS in tests/test_model_params.py has models '
+                         'models/model_config.py does not register: %s' % extra)
+
+
+def test_a_model_without_a_count_is_told_where_to_add_it():
+    with pytest.raises(AssertionError) as info:
+        expected_params('tinynet', 'cifar10')
+    assert str(info.value).startswith(
+        'tinynet (cifar10) has no expected parameter count: add it, with its arithmetic in a '
+        'comment, to EXPECTED_PARAMS in tests/test_model_params.py (docs/CONTRIBUTING.md, '
+        '"A model")')
+    assert expected_params('resnet50', 'imagenet') == 25_559_081
 
 
 @pytest.mark.parametrize('key', sorted(FORMULAS))

@@ -69,8 +69,8 @@ def test_every_model_builds_exact_and_starts_sane(name, dataset):
         result = model.build_network(images, phase_train=True, num_classes=classes)
         names = [v.op.name for v in tf1.trainable_variables()]
         init = tf1.global_variables_initializer()
-    assert helpers.count_trainable_parameters(graph) == params_test.EXPECTED_PARAMS[
-        (name, dataset)]
+    assert helpers.count_trainable_parameters(graph) == params_test.expected_params(
+        name, dataset)
     # Only kernels, biases and batch-norm scale/offset are trainable (the weight-decay rule keys
     # on these names).
     suffixes = ('/weights', '/depthwise_weights', '/biases', '/gamma', '/beta')

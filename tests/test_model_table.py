@@ -47,7 +47,7 @@ def parse(text):
 def test_every_model_once_with_its_exact_parameters(all_rows):
     assert [(r.name, r.dataset) for r in all_rows] == model_config.list_models()
     for row in all_rows:
-        assert row.parameters == params_test.EXPECTED_PARAMS[(row.name, row.dataset)], row.name
+        assert row.parameters == params_test.expected_params(row.name, row.dataset), row.name
         assert row.gflops > 0
 
 
@@ -109,3 +109,34 @@ def test_unknown_model_is_an_error():
 def test_empty_table_has_a_header():
     text = model_table.format_model_table([])
     assert text.split('\n')[0].split() == HEADER
+
+
+def test_the_generator_checks_and_rewrites_the_catalog(capsys, monkeypatch, tmp_path):
+    """`python -m tf_cnn_benchmarks.models.model_table --check` exits 1 with one line naming
+    the stale rows and the command; `--write` rewrites ROWS in place, after which the file's
+    rows are the measured ones (the measured rows injected: no model is built)."""
+    measured = model_catalog.rows()
+    tinynet = model_catalog.ModelRow('tinynet', 'cifar10', 32, 94538, 0.0206464, 64, 0.01, 8,
+                                     False)
+    measured = sorted(measured + [tinynet], key=lambda r: (r.name, r.dataset))
+    monkeypatch.setattr(model_table, 'model_rows', lambda: list(measured))
+    copy = tmp_path / 'model_catalog.py'
+    copy.write_text(open(model_table.CATALOG_PATH, encoding='utf-8').read())
+    monkeypatch.setattr(model_table, 'CATALOG_PATH', str(copy))
+    assert model_table.main(['--check']) == 1
+    assert capsys.readouterr() == ('', (
+        'error: models/model_catalog.py ROWS is stale (missing: tinynet/cifar10); run python -m '
+        'tf_cnn_benchmarks.models.model_table --write\n'))
+    assert model_table.main(['--write']) == 0
+    assert capsys.readouterr().out == 'wrote models/model_catalog.py ROWS (missing: ' \
+        'tinynet/cifar10)\n'
+    text = copy.read_text()
+    assert ("    ('tinynet', 'cifar10', 32, 94538, 20646400, 64, 0.01, 8, False),\n"
+            "    ('trivial', 'cifar10', 32, 52235, 96256, 32, 0.001, 8, False),\n") in text
+    namespace = {}
+    exec(text.split('\nROWS = ', 1)[1].split('\n)\n', 1)[0].join(['ROWS = ', '\n)\n']),
+         namespace)
+    assert namespace['ROWS'] == tuple(model_table.catalog_source_rows(measured))
+    monkeypatch.setattr(model_catalog, 'ROWS', namespace['ROWS'])
+    assert model_table.main(['--check']) == 0
+    assert capsys.readouterr().out == 'models/model_catalog.py ROWS is current (39 models)\n'

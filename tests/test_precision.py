@@ -264,7 +264,7 @@ def _model_cases():
 
 # A representative subset runs by default (LRN, depthwise convolutions, inception columns with
 # dropout, batch norm with residuals, plain conv/pool/affine: every layer kind of the builder);
-# `pytest -m slow` sweeps all 38 registered models (~10 minutes on 2 cores: VGG at 224x224
+# `pytest -m slow` sweeps every registered model (~10 minutes on 2 cores: VGG at 224x224
 # dominates), too long for CI.
 FAST_MODELS = {('alexnet', 'cifar10'), ('lenet', 'imagenet'), ('mobilenet', 'imagenet'),
                ('googlenet', 'imagenet'), ('resnet20', 'cifar10')}

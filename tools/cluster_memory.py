@@ -23,8 +23,11 @@ The estimate, bytes, from figures measured on this project's runs (below):
 against /proc/meminfo's MemAvailable (hardware/host_memory.py). The model's variables and
 image size are the registry's plain-data figures (models/model_catalog.py); its forward outputs
 per image are ACTIVATION_KIB (generated from speed_model/op_profile.py's ops at the model's
-default image size: `python -m tf_cnn_benchmarks.tools.cluster_memory` prints it;
-tests/test_cluster_memory.py checks it), scaled by the square of --image_size over the default.
+default image size: `python -m tf_cnn_benchmarks.tools.cluster_memory` prints it, `--write`
+rewrites it here, `--check` exits 1 naming the rows that are stale; tests/test_cluster_memory.py
+checks it), scaled by the square of --image_size over the default. A model of the catalog
+without its row is refused (`MemoryProblem`, naming the command), never estimated without
+its activations.
 Each factor is the largest measured (below), so the --num_workers the refusal advises fits the
 measured models (resnet50 is overestimated by about a third: its step keeps 0.60 of its forward
 outputs, inception3's 0.86); float16 activations are counted as float32.
@@ -64,12 +67,16 @@ trivial ImageNet model at 64 workers and one ps: 32.7 GiB.
 
 from __future__ import annotations
 
+import os
 import sys
 
+from tf_cnn_benchmarks import cnn_util
 from tf_cnn_benchmarks.hardware import host_memory
 from tf_cnn_benchmarks.models import model_catalog
 
 from . import command_parser
+
+COMMAND = 'python -m tf_cnn_benchmarks.tools.cluster_memory'
 
 #: A TensorFlow task's own memory (RssAnon) at its peak with almost no variables, bytes
 #: (module docstring).
@@ -153,14 +160,24 @@ def _model_figures(p) -> tuple[int, int, int]:
     """(float32 bytes of the model's variables, float32 bytes of one worker's input batch,
     bytes of the forward outputs a worker's step keeps: ACTIVATION_FACTOR x ACTIVATION_KIB x
     the images of its towers, scaled by (image size / default size)^2) of Params `p`, from the
-    model tables; zeros for a model or dataset they do not know."""
+    model tables; zeros for a model or dataset they do not know.
+
+    Raises:
+      MemoryProblem: a model of model_catalog.ROWS without its ACTIVATION_KIB row (a table
+        not regenerated after a model was added), naming the command that regenerates it.
+    """
     dataset = p.data_name if p.data_name in model_catalog.DATASETS else 'imagenet'
     row = model_catalog.row(p.model, dataset)
-    if row is None:
+    if row is None or row.parameters is None:
         return 0, 0, 0
+    if (row.name, row.dataset) not in ACTIVATION_KIB:
+        raise MemoryProblem(
+            'the memory check has no activation figure for --model=%s on %s: '
+            'tools/cluster_memory.py ACTIVATION_KIB is stale; regenerate it: %s --write'
+            % (row.name, row.dataset, COMMAND))
     size = p.image_size or row.image_size
     images = (p.batch_size or row.batch_size) * max(1, p.num_gpus)
-    per_image = ACTIVATION_KIB.get((row.name, row.dataset), 0) * 1024 * (
+    per_image = ACTIVATION_KIB[(row.name, row.dataset)] * 1024 * (
         size * size / (row.image_size * row.image_size))
     return (row.parameters * 4, images * size * size * 3 * 4,
             int(ACTIVATION_FACTOR * per_image * images))
@@ -225,10 +242,35 @@ class _Parser(command_parser.CommandParser):
     usage_error = _UsageError
 
 
+def table_source(table: dict) -> str:
+    """ACTIVATION_KIB's lines for a measured `table`, sorted by (model, dataset)."""
+    return '\n'.join('    %r: %d,' % item for item in sorted(table.items()))
+
+
+def stale_keys(table: dict) -> str:
+    """What differs between ACTIVATION_KIB and a measured `table`, as a phrase ('missing:
+    tinynet/cifar10; changed: ...; not in the catalog: ...'); '' when nothing."""
+    def name(key):
+        return '%s/%s' % key
+    parts = [('missing', set(table) - set(ACTIVATION_KIB)),
+             ('changed', {k for k in set(table) & set(ACTIVATION_KIB)
+                          if table[k] != ACTIVATION_KIB[k]}),
+             ('not in the catalog', set(ACTIVATION_KIB) - set(table))]
+    return '; '.join('%s: %s' % (what, ', '.join(name(k) for k in sorted(keys)))
+                     for what, keys in parts if keys)
+
+
+#: The file whose ACTIVATION_KIB `--check` and `--write` compare and rewrite.
+SOURCE_PATH = os.path.abspath(__file__)
+
+
 def main(argv: list[str]) -> int:
-    """`python -m tf_cnn_benchmarks.tools.cluster_memory`: prints ACTIVATION_KIB's rows as
-    measured now (loads TensorFlow and builds every model: minutes), for pasting into this
-    file. --help prints the usage (exit 0); any argument else is one error line (exit 2).
+    """`python -m tf_cnn_benchmarks.tools.cluster_memory [--check | --write]`: measures
+    ACTIVATION_KIB's rows now (loads TensorFlow, its start-up lines kept off stderr, and builds
+    every model: seconds) and prints them, rewrites them in this file (`--write`), or exits 1
+    with one `error:` line naming the stale rows and the command when they differ from this
+    file's (`--check`). --help prints the usage (exit 0); any argument else is one error line
+    (exit 2).
 
     Args:
       argv: the arguments without the program name.
@@ -236,17 +278,37 @@ def main(argv: list[str]) -> int:
     Returns:
       The exit status.
     """
-    parser = _Parser(prog='python -m tf_cnn_benchmarks.tools.cluster_memory',
+    parser = _Parser(prog=COMMAND,
                     description='Print the ACTIVATION_KIB table of tools/cluster_memory.py '
                     'measured from the registered models (each model\'s forward outputs per '
                     'image, KiB); loads TensorFlow and builds every model.')
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument('--check', action='store_true',
+                      help='exit 1 when tools/cluster_memory.py ACTIVATION_KIB is stale')
+    mode.add_argument('--write', action='store_true',
+                      help='rewrite ACTIVATION_KIB in tools/cluster_memory.py')
     try:
-        parser.parse_args(argv)
+        args = parser.parse_args(argv)
     except _UsageError as e:
         print('error: %s' % e, file=sys.stderr)
         return 2
-    print('\n'.join('    %r: %d,' % item for item in sorted(activation_table().items())))
-    return 0
+    from tf_cnn_benchmarks.runtime import runtime_env
+    runtime_env.import_tensorflow()
+    table = activation_table()
+    body = table_source(table)
+    if not (args.check or args.write):
+        print(body)
+        return 0
+    what = stale_keys(table) or 'their order or format'
+    if cnn_util.update_generated(SOURCE_PATH, 'ACTIVATION_KIB = {', '}', body, write=args.write):
+        print('tools/cluster_memory.py ACTIVATION_KIB is current (%d models)' % len(table))
+        return 0
+    if args.write:
+        print('wrote tools/cluster_memory.py ACTIVATION_KIB (%s)' % what)
+        return 0
+    print('error: tools/cluster_memory.py ACTIVATION_KIB is stale (%s); run %s --write'
+          % (what, COMMAND), file=sys.stderr)
+    return 1
 
 
 if __name__ == '__main__':  # python -m tf_cnn_benchmarks.tools.cluster_memory
