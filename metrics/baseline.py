@@ -63,7 +63,8 @@ def load(path: str) -> dict:
     """The stored result.
 
     Raises:
-      BaselineError: missing, not JSON, without 'params' and 'steps', or with images/sec
+      BaselineError: missing, not JSON, without 'params' and 'steps', of a newer results
+        format than this version reads (configuration.newer_format), or with images/sec
         figures that are no positive numbers or contradict each other (a total above what
         its steps allow: metrics/result_rates.py, the rule `tf_cnn_results ingest` applies).
     """
@@ -81,6 +82,9 @@ def load(path: str) -> dict:
         raise BaselineError('--baseline=%s: not a results JSON of a training or forward-only '
                             'run (no params or no steps); give one written by '
                             '--benchmark_log_dir' % path)
+    newer = configuration.newer_format(data)  # its fields may mean other things here
+    if newer:
+        raise BaselineError('--baseline=%s: %s' % (path, newer))
     wrong = result_rates.problem(data)
     if wrong:
         raise BaselineError('--baseline=%s: %s; give a results JSON written by '

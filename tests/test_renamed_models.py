@@ -3,8 +3,9 @@ original's meaning, MobileNet v2): every results JSON and sweep record says its 
 ('format': 2); a stored one without it (format 1) of 'mobilenet' ran v1 and reads as
 'mobilenet_v1', so it is never one configuration with a run of today's
 (metrics/configuration.py stored_model; ingest, history/records.py and history/ingest.py;
---baseline, metrics/baseline.py; the results database's migration to schema 5,
-history/store.py; a sweep's records, tools/sweep/results.py: compare and resume)."""
+--baseline, metrics/baseline.py, which refuses a newer format, as ingest does; the results
+database's migration to schema 5, history/store.py; a sweep's records, tools/sweep/results.py:
+compare and resume)."""
 
 from __future__ import annotations
 
@@ -214,3 +215,16 @@ def test_a_baseline_of_format_1_of_mobilenet_is_refused(tmp_path):
     assert baseline.check_config(baseline.load(str(path)), str(path), v1, mine_v1)
     changed = baseline.what_changed(baseline.load(str(path)), v1._asdict(), None)
     assert changed and not [c for c in changed if c.startswith('--model')]  # not a change
+
+
+def test_a_baseline_of_a_newer_results_format_is_refused_with_the_fix(tmp_path):
+    # Before: a format-99 JSON was read as today's (ingest refused it, --baseline did not).
+    path = tmp_path / 'baseline.json'
+    stored = _mobilenet(500.0, 99, batch_size=32)
+    stored['steps'] = [{'step': 1, 'images_per_sec': 500.0}]
+    path.write_text(json.dumps(stored))
+    with pytest.raises(baseline.BaselineError) as e:
+        baseline.load(str(path))
+    assert str(e.value) == '--baseline=%s: %s' % (path, configuration.newer_format(stored))
+    assert 'results format 99, newer than this tf_cnn_benchmarks' in str(e.value)
+    assert 'upgrade tf_cnn_benchmarks' in str(e.value)
