@@ -4,14 +4,17 @@
                         input wait, model FLOP/s and utilisation, peak memory, latency, the
                         --baseline gate (metrics/utilisation.py says how each is measured)
     HostLoadHook        the total block's last line: what else used the CPUs during the
-                        timed part (metrics/host_load.py), a warning when that was a lot
+                        timed part (metrics/host_load.py), a warning when that was a lot;
+                        a warning when the process was stopped or paused in it
+                        (metrics/stall.py)
     StepBreakdownHook   --print_step_breakdown: sampled steps traced, one line each
     eval_block          an --eval evaluation's total block: `total images/sec` between the
                         original's dashed lines, with the same figures and its host load
 
 FiguresHook and StepBreakdownHook get their traces from the loop (RunHook.wants_trace /
 traced): no timed step is traced for the total block (its traced step is the last warm-up
-step). HostLoadHook samples /proc in the before_timed and after_timed phases.
+step). HostLoadHook samples /proc in the before_timed and after_timed phases, and watches
+for SIGCONT between them.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from ..metrics import baseline as baseline_lib
 from ..metrics import clean_runs, cluster_tasks, step_breakdown, utilisation
 from ..metrics import host_load as host_load_lib
 from ..metrics import latency as latency_lib
+from ..metrics import stall as stall_lib
 from . import run_hooks, training_loop
 
 
@@ -41,16 +45,16 @@ class FiguresHook(run_hooks.RunHook):
       is_local: device name -> True for this task's devices (step_breakdown.breakdown).
       stored_baseline: the --baseline result, its configuration already checked
         (metrics/baseline.py check_config), or None.
-      host_load: () -> this run's host load (HostLoadHook.load: metrics/host_load.py's dict,
-        None when not measured), read by the --baseline gate to leave an unclean run
-        unjudged (metrics/clean_runs.py); default: not measured.
+      host_load: (loop) -> this run's host load (HostLoadHook.judged: metrics/host_load.py's
+        dict with its 'stall', None when not measured), read by the --baseline gate to leave
+        an unclean run unjudged (metrics/clean_runs.py); default: not measured.
       gpu_names, cpu_peak_fn: test seams (see metrics/utilisation.py device_peak).
     """
 
     def __init__(self, plan, *, is_local=None, stored_baseline=None, host_load=None,
                  gpu_names=None, cpu_peak_fn=None):
         self.plan = plan
-        self.host_load = host_load or (lambda: None)
+        self.host_load = host_load or (lambda loop: None)
         self.is_local = is_local or (lambda device: True)
         self.stored_baseline = stored_baseline
         self.gpu_names = gpu_names
@@ -117,7 +121,7 @@ class FiguresHook(run_hooks.RunHook):
         (unknown with --stop_at_top_1_accuracy, which may end a run early as planned)."""
         planned = (None if self.plan.params.stop_at_top_1_accuracy is not None
                    else self.plan.num_batches)
-        return clean_runs.state(self.host_load(), loop.num_steps, planned)
+        return clean_runs.state(self.host_load(loop), loop.num_steps, planned)
 
     def end(self, result):
         result.update(self.keys)
@@ -144,7 +148,13 @@ class HostLoadHook(run_hooks.RunHook):
     average 3.1 before, 3.4 after, steal 0.0%', with one `warning:` line on stderr when
     the host was too busy for the figure to be representative (host_load_lines); `end` adds
     result['host_load'] (host_load.measure lists its fields; None when the timed part did not
-    run) with 'warmup' (the warm-up's dict, or None: not measured, or no warm-up steps).
+    run) with 'warmup' (the warm-up's dict, or None: not measured, or no warm-up steps) and
+    'stall' (metrics/stall.py judge: None, or how long the process was stopped or paused
+    during the timed steps, which makes the run unclean). For that it installs a SIGCONT
+    handler from `before_timed` to `after_timed` (`abort` too puts the previous one back) and
+    reads the timed steps' times once the loop is done (`judged`); when it fired, one
+    `warning:` line before the Host load line says what happened and what the figure
+    includes (whatever TF_CNN_BUSY_HOST_WARNING says: a stop is not a busy host).
 
     A cluster task counts the cluster's other tasks on this host apart (begin finds their
     processes: metrics/cluster_tasks.py).
@@ -173,6 +183,8 @@ class HostLoadHook(run_hooks.RunHook):
                                          cpu_limit=self.quota and self.quota.whole_cpus)
         self.warn = warn
         self.load = None
+        self.continued = stall_lib.ContinueWatch()
+        self._judged = False
         self.warmup = None
         self._params = plan.params
         self._warmup_steps = plan.num_warmup_batches
@@ -207,16 +219,40 @@ class HostLoadHook(run_hooks.RunHook):
         for text in lines:
             _warn(text, self.warn)
         self._throttling = cpu_quota.throttling(self.quota, self._cgroup_read)
+        self.continued.start()
 
     def after_timed(self):
+        self.continued.stop()
         self.load = self.meter.stop()
         if self.load is not None:
             self.load['warmup'] = warmup_subset(self.warmup)
             cpu_quota.apply(self.load, self.quota, self._throttling,
                             cpu_quota.throttling(self.quota, self._cgroup_read))
 
+    def abort(self):
+        self.continued.stop()
+
+    def judged(self, loop) -> dict | None:
+        """self.load with its 'stall' judged from `loop` (training_loop.LoopResult: its step
+        times, figure and wall seconds; metrics/stall.py judge), once; None when not
+        measured."""
+        if self.load is not None and not self._judged:
+            self._judged = True
+            self.load['stall'] = None if loop.nothing_timed else stall_lib.judge(
+                loop.step_times, self.continued.count, first_sets_up=not self._warmup_steps,
+                host_busy=clean_runs.state(self.load).busy,
+                images_per_sec=loop.images_per_sec, elapsed_secs=loop.elapsed_secs)
+        return self.load
+
     def total_lines(self, loop) -> list[str]:
-        return host_load_lines(self.load, self.warn)
+        load = self.judged(loop)
+        text = stall_lib.reason((load or {}).get('stall'))
+        if text:
+            if self.warn is not None:
+                self.warn(text)
+            else:
+                cnn_util.warn(text)
+        return host_load_lines(load, self.warn)
 
     def end(self, result):
         result['host_load'] = self.load

@@ -98,7 +98,10 @@ and the figures of the total block (metrics/utilisation.py):
              steal_secs, steal_fraction, representative, reasons, warning, error,
              others_limit, steal_limit, method, warmup {wall_secs, load_average_before,
              others_fraction, cluster_fraction, outside_fraction, error: the set-up before
-             the first batch}} (metrics/host_load.py)
+             the first batch}, stall (null unless the process was stopped or paused during
+             the timed steps; not in an --eval's) {how ('SIGCONT' or 'long steps'),
+             continued, stopped_secs, steps, longest_step_secs, median_step_secs,
+             images_per_sec_without}} (metrics/host_load.py; stall: metrics/stall.py)
 
 (Keys only some results add, outside RESULT_KEYS: aborted_by_signal, only in the results of
 a run a second signal aborted after its timed loop: written before the process exited,

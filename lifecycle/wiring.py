@@ -46,7 +46,7 @@ def make_hooks(plan, model, dataset, *, is_local_device=None, stored_baseline=No
     is_local = is_local_device or (lambda device: True)
     host = figure_hooks.HostLoadHook(plan)
     hooks = [figure_hooks.FiguresHook(plan, is_local=is_local, stored_baseline=stored_baseline,
-                                      host_load=lambda: host.load), host]
+                                      host_load=host.judged), host]
     if plan.training and plan.is_chief and learning_rate.schedule_flag(p):
         hooks.insert(0, schedule_warnings.ScheduleWarningsHook(plan))
     if p.train_dir and p.summary_verbosity >= 1 and plan.is_chief:

@@ -306,10 +306,13 @@ def exit_status(c: dict | None) -> int:
 
 
 def _remedy(state: clean_runs.RunState) -> str:
-    """What makes a run that was not clean judgeable: a quiet host, or (its load not
-    measured) a timed part long enough to measure it."""
+    """What makes a run that was not clean judgeable: a quiet host, (its load not
+    measured) a timed part long enough to measure it, or (stopped or paused) a run left to
+    run."""
     if state.unmeasured and not (state.busy or state.steal):
         return 'rerun with a longer timed part (a larger --num_batches)'
+    if state.stalled and not (state.busy or state.steal):
+        return 'rerun without stopping or pausing it'
     return 'rerun on a quiet host'
 
 

@@ -2,7 +2,7 @@
 history command (`tf_cnn_results regressions`, `history`, `html`; `tf_cnn_sweep compare`;
 `--baseline`).
 
-A run is clean when both hold:
+A run is clean when all three hold:
 
     the host was its own   during its timed part other processes used at most OTHERS_LIMIT (a
                            quarter) of the run's cores (a cluster task's others less its cluster's
@@ -30,12 +30,17 @@ A run is clean when both hold:
                            that reached --stop_at_top_1_accuracy ended as it planned to; a run
                            stopped in the warm-up timed nothing and is not recorded at all
                            (lifecycle/results_db.py). Planned steps unknown: clean.
+    it was not stalled     the process was not stopped (SIGSTOP/Ctrl-Z) or paused (`docker
+                           pause`) during its timed steps: such a wait uses no CPU, so the host
+                           looks quiet, but its images/sec include it. metrics/stall.py detects
+                           it (a SIGCONT during the timed part, or a timed step 20x the median
+                           and 1 s above it on a quiet host) into result['host_load']['stall'].
 
 The verdicts leave the other runs out and say how many and why (`Selection.lines`, one line
 per reason, e.g. 'left out 2 of 12 runs: 2 shared the host (others used > 25% of the
 cores)'); INCLUDE_FLAG (`--include_unclean_runs`, the same on every command) keeps them in.
 `RunState.badge` is the mark `show`, `history` and the page give such a run: 'busy',
-'steal 7%', 'stopped at 28 of 100'.
+'steal 7%', 'stopped at 28 of 100', 'stalled 4.0 s'.
 
 Pure: each caller reads its own format (a result dict: `of_result`; a database row:
 history/records.py run_state; a sweep record: tools/sweep/host_load.py record_state) into a
@@ -49,14 +54,16 @@ from typing import Callable, Iterable
 
 from .. import cnn_util
 from . import host_load
+from . import stall as stall_lib
 
 OTHERS_LIMIT = host_load.OTHERS_LIMIT
 STEAL_LIMIT = host_load.STEAL_LIMIT
 INCLUDE_FLAG = '--include_unclean_runs'
 INCLUDE_HELP = ('keep runs that shared the host (other processes above %.0f%% of their cores, '
-                'or steal above %.0f%%), whose host load was not measured (too short a timed '
-                'part) or that stopped before their planned steps in the verdicts; they are '
-                'left out by default' % (100 * OTHERS_LIMIT, 100 * STEAL_LIMIT))
+                'or steal above %.0f%%), that were stopped or paused during their timed part, '
+                'whose host load was not measured (too short a timed part) or that stopped '
+                'before their planned steps in the verdicts; they are left out by default' % (
+                    100 * OTHERS_LIMIT, 100 * STEAL_LIMIT))
 #: How a run's host load gets measured: what the left-out line of such runs advises.
 UNMEASURED_FIX = 'a longer timed part (a larger --num_batches) measures it'
 # Why a run is not clean, in the order the lines give them: (key, plural text, singular).
@@ -66,6 +73,8 @@ REASONS = (
     ('steal', 'lost > %.0f%% of the CPUs\' time to steal (the hypervisor)' % (
         100 * STEAL_LIMIT), 'lost > %.0f%% of the CPUs\' time to steal (the hypervisor)' % (
         100 * STEAL_LIMIT)),
+    ('stalled', 'were stopped or paused during their timed part (their images/sec include '
+     'it)', 'was stopped or paused during its timed part (its images/sec include it)'),
     ('stopped', 'stopped before their planned steps', 'stopped before its planned steps'),
     ('unmeasured', 'had no measured host load', 'had no measured host load'),
 )
@@ -87,6 +96,7 @@ class RunState:
       steps_run: timed steps the run made; None when unknown.
       steps_planned: timed steps it planned; None when unknown.
       unit: what those steps are, in `why`'s words: 'timed steps', an evaluation's 'batches'.
+      stall: result['host_load']['stall'] (metrics/stall.py judge's dict; None: none).
     """
 
     others_fraction: float | None = None
@@ -96,6 +106,7 @@ class RunState:
     cluster_fraction: float | None = None
     unmeasured: str = ''
     unit: str = 'timed steps'
+    stall: dict | None = None
 
     @property
     def outside_fraction(self) -> float | None:
@@ -113,6 +124,11 @@ class RunState:
     def steal(self) -> bool:
         """The hypervisor took more than STEAL_LIMIT of the CPUs' time."""
         return self.steal_fraction is not None and self.steal_fraction > STEAL_LIMIT
+
+    @property
+    def stalled(self) -> bool:
+        """The process was stopped or paused during its timed steps (metrics/stall.py)."""
+        return stall_lib.is_stalled(self.stall)
 
     @property
     def stopped(self) -> bool:
@@ -133,13 +149,16 @@ class RunState:
 
     @property
     def badge(self) -> str:
-        """'busy', 'steal 7%', 'stopped at 28 of 100', 'not measured', joined by ', '; ''
-        when clean."""
+        """'busy', 'steal 7%', 'stalled 4.0 s', 'stopped at 28 of 100', 'not measured', joined
+        by ', '; '' when clean."""
         parts = []
         if self.busy:
             parts.append('busy')
         if self.steal:
             parts.append('steal %.0f%%' % (100 * self.steal_fraction))
+        if self.stalled:
+            parts.append('stalled %s' % stall_lib.stopped_words(self.stall).replace(
+                'an unknown time', '?'))
         if self.stopped:
             parts.append('stopped at %d of %d' % (self.steps_run, self.steps_planned))
         if self.unmeasured:
@@ -158,6 +177,8 @@ class RunState:
             parts.append('steal: the hypervisor took %s of the CPUs\' time (more than '
                          '%.0f%%)' % (host_load.share_above(self.steal_fraction, STEAL_LIMIT, 1),
                                       100 * STEAL_LIMIT))
+        if self.stalled:
+            parts.append('stalled: %s' % stall_lib.reason(self.stall))
         if self.stopped:
             parts.append('stopped at %d of %d %s' % (self.steps_run, self.steps_planned,
                                                      self.unit))
@@ -169,7 +190,8 @@ class RunState:
     @property
     def verdict(self) -> str:
         """The host-load word of `list` and `show`: 'clean', or the badge: 'busy', 'steal 7%',
-        'stopped at 28 of 100', 'not measured' (its load could not be measured)."""
+        'stalled 4.0 s', 'stopped at 28 of 100', 'not measured' (its load could not be
+        measured)."""
         return self.badge or 'clean'
 
     def describe(self) -> str:
@@ -201,8 +223,9 @@ def state(load: dict | None, steps_run=None, steps_planned=None,
     if recorded and others is None and steal is None:
         error = str(load.get('error') or '')
         unmeasured = 'run too short' if 'too short' in error else (error or 'unknown')
+    stall = load.get('stall') if isinstance(load.get('stall'), dict) else None
     return RunState(others, steal, _count(steps_run), _count(steps_planned),
-                    _fraction(load.get('cluster_fraction')), unmeasured, unit)
+                    _fraction(load.get('cluster_fraction')), unmeasured, unit, stall)
 
 
 def _fraction(value) -> float | None:

@@ -311,8 +311,9 @@ SPECS: tuple[ParamSpec, ...] = (
     _f('fail_on_slower', 5.0, 'With --baseline: percent slower than it allowed, in [0, 100).'),
     _b('include_unclean_runs', False, 'With --baseline: judge this run and the baseline even '
        'when one of them shared the host (other processes above 25% of its cores, or steal '
-       'above 5%), had no measured host load (too short a timed part) or stopped before its '
-       'planned steps; without it such a baseline is refused '
+       'above 5%), was stopped or paused during its timed part, had no measured host load '
+       '(too short a timed part) or stopped before its planned steps; without it such a '
+       'baseline is refused '
        'and such a run fails the gate unjudged (the flag tf_cnn_results and tf_cnn_sweep '
        'compare take too).'),
     # --- Speed.

@@ -480,7 +480,7 @@ def test_a_run_that_is_not_clean_is_not_judged_by_the_baseline_gate(tmp_path):
 def test_the_figures_hook_gives_the_gate_this_runs_load_and_steps():
     plan = types.SimpleNamespace(num_batches=100, params=types.SimpleNamespace(
         stop_at_top_1_accuracy=None))
-    hook = figure_hooks.FiguresHook(plan, host_load=lambda: load(0.7))
+    hook = figure_hooks.FiguresHook(plan, host_load=lambda loop: load(0.7))
     state = hook._run_state(types.SimpleNamespace(num_steps=28))
     assert state.badge == 'busy, stopped at 28 of 100'
     plan.params.stop_at_top_1_accuracy = 0.5  # may end early as planned
@@ -492,9 +492,9 @@ def test_every_judging_command_takes_the_flag_and_its_help_names_the_rule(comman
     assert results_cli.main(['tf_cnn_results', command, '--help']) == 0
     out = ' '.join(capsys.readouterr().out.split())
     assert ('--include_unclean_runs, --noinclude_unclean_runs keep runs that shared the host '
-            '(other processes above 25% of their cores, or steal above 5%), whose host load was '
-            'not measured (too short a timed part) or that stopped before their planned steps '
-            'in the verdicts') in out
+            '(other processes above 25% of their cores, or steal above 5%), that were stopped '
+            'or paused during their timed part, whose host load was not measured (too short a '
+            'timed part) or that stopped before their planned steps in the verdicts') in out
     assert sweep.main(['tf_cnn_sweep', 'compare', '--help']) == 0
     assert '[--include_unclean_runs]' in capsys.readouterr().out
     assert 'include_unclean_runs' in params.SPEC_BY_NAME  # --baseline's, on the command

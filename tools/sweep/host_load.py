@@ -31,7 +31,8 @@ from . import results
 
 FIELDS = ('cores', 'cpus_allowed', 'intra_threads', 'others_cores', 'others_fraction',
           'steal_fraction', 'load_average_before', 'load_average_after', 'representative',
-          'reasons', 'others_limit', 'steal_limit', 'error', 'cluster_fraction', 'cpu_quota')
+          'reasons', 'others_limit', 'steal_limit', 'error', 'cluster_fraction', 'cpu_quota',
+          'stall')
 
 
 def record_host_load(result: dict) -> dict | None:
