@@ -12,9 +12,9 @@ and of tf_cnn_sweep records itself into the database (`--results_db=PATH`, defau
 $TF_CNN_RESULTS_DB, else $XDG_DATA_HOME/tf_cnn_benchmarks/results.sqlite, i.e.
 ~/.local/share/...; `--noresults_db` records nothing, and so does TF_CNN_RESULTS_DB=false;
 a leading `~` of either is the home folder: `database_path`); `ingest` loads sweep folders and run
-JSONs made elsewhere. Every command but `ingest` only reads the file (SQLite's read-only
-mode, `store.open_read_only`): a database on a read-only mount, or one whose file or folder
-this user cannot write, reads as well.
+JSONs made elsewhere. Every command but `ingest` only reads the file and leaves its folder
+as it found it (`store.open_read_only`): a database on a read-only mount, or one whose file
+or folder this user cannot write, reads as well.
 
 Commands:
   list         the runs matching the filters, oldest first (with a top-1 / top-5 column
