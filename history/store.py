@@ -231,6 +231,8 @@ def open_store(path: str, *, create: bool = True,
         except OSError as e:
             raise StoreError('the results database %s cannot be created: %s'
                              % (path, e.strerror or e)) from None
+        with contextlib.suppress(OSError):  # if not, SQLite's open says why
+            file_systems.make_file(path)  # 0666 less the umask; SQLite's -wal, -shm follow
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECS, isolation_level=None)
     except sqlite3.Error as e:
