@@ -54,7 +54,7 @@ def locked(path: str, wait_secs: float | None = None):
     if os.path.isdir(path):  # no record can be written there: no lock file made beside it
         raise IsADirectoryError(errno.EISDIR, 'the calibration record is a folder', path)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fd = os.open(path + LOCK_SUFFIX, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fd = os.open(path + LOCK_SUFFIX, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)  # less umask
     try:
         deadline = time.monotonic() + (LOCK_WAIT_SECS if wait_secs is None else wait_secs)
         while True:
@@ -74,7 +74,10 @@ def locked(path: str, wait_secs: float | None = None):
 def replace(path: str, document: dict) -> None:
     """Writes `document` as the record's JSON into a temporary file beside `path`, then renames
     it over `path` (atomic: a reader sees the old record or the new one); where `path` is a
-    symbolic link, beside its target and over it (the link stays).
+    symbolic link, beside its target and over it (the link stays). The record's mode is 0666
+    less the umask, as open() gives and as the run's other outputs have (mkstemp's 0600 kept
+    a group sharing the cache folder out; the record holds nothing private: figures of the
+    CPU). The lock file beside it is made with the same mode.
 
     Raises:
       OSError: the write failed (a full disk, ...; the temporary file is removed), or `path`
@@ -86,6 +89,9 @@ def replace(path: str, document: dict) -> None:
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix='.calibration_', suffix='.tmp')
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)  # mkstemp's 0600 -> what open() gives, as other outputs
         with os.fdopen(fd, 'w', encoding='utf-8') as f:
             json.dump(document, f, indent=1, sort_keys=True)
         os.replace(tmp, path)

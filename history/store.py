@@ -231,6 +231,8 @@ def open_store(path: str, *, create: bool = True,
         except OSError as e:
             raise StoreError('the results database %s cannot be created: %s'
                              % (path, e.strerror or e)) from None
+        with contextlib.suppress(OSError):  # if not, SQLite's open says why
+            file_systems.make_file(path)  # 0666 less the umask; SQLite's -wal, -shm follow
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECS, isolation_level=None)
     except sqlite3.Error as e:
@@ -262,14 +264,16 @@ def open_read_only(path: str, *, peek: bool = False) -> sqlite3.Connection:
     file as it is, takes no lock and makes no -wal or -shm file) where no writer of the file can
     be at work (`_as_it_is`): its folder cannot be written, or nothing is beside it (no -wal or
     -journal file: a writer keeps one while it has the file open) and either this process
-    cannot write the file (`mode=ro` alone would make the -wal and -shm files in a writable
-    folder) or `peek` asks for a look that leaves nothing behind. A read of the file as it is
-    that meets a write begun meanwhile fails as SQLite's error and is tried once more with
-    locks (`mode=ro` alone). Where nothing is beside the file, the checks (identity, damage)
-    are made as it is first in any case: a file they refuse is left with no new file beside
-    it (a damaged one left -wal and -shm files though the error said 'left untouched'), one
-    they pass is then read with locks. A WAL that was not checkpointed is not seen through
-    `immutable`, so where the folder cannot be written a writer elsewhere must have finished.
+    cannot write the file or `peek` asks for a look that leaves nothing behind. A read of the
+    file as it is that meets a write begun meanwhile fails as SQLite's error and is tried once
+    more with locks. Where nothing is beside the file, the checks (identity, damage) are made
+    as it is first in any case: a file they refuse is left with no new file beside it, one
+    they pass is then read with locks. Where the file and folder can be written, that is a
+    `mode=rw` connection with `PRAGMA query_only` (no statement of it writes): a WAL reader
+    needs -shm and -wal files, which SQLite removes at the close of the file's last connection
+    only if it may write (a `mode=ro` one left them); that close folds a WAL writers left
+    into the file, as theirs would have. A WAL that was not checkpointed is not seen through
+    `immutable`: where the folder cannot be written a writer elsewhere must have finished.
     A file of an older schema is migrated in a copy in memory; the file keeps its version.
 
     Args:
@@ -295,20 +299,17 @@ def open_read_only(path: str, *, peek: bool = False) -> sqlite3.Connection:
             conn = _connect_read_only(path, True)
         except StoreError:  # a write begun meanwhile: read it again with locks
             if os.path.exists(path + '-wal') or os.path.exists(path + '-journal'):
-                return _connect_read_only(path, False)
+                return _connect_read_only(path, False, writable=reason is None)
             raise  # refused as it is (damaged, another program's): nothing made beside it
         if peek or reason is not None:
             return conn
         # Checked as it is; now read with locks. Not `immutable`: a run may record meanwhile
         # (nothing stops it: the folder and the file can be written), and its commit and the
         # checkpoint at its close rewrite pages of the file under a reader that takes no lock,
-        # which SQLite documents as wrong results or SQLITE_CORRUPT. With locks, a WAL
-        # database's reader needs the -shm file (the locks and the WAL's index) and SQLite
-        # makes it and an empty -wal beside the file; the next writer's close removes both
-        # (docs/results-database.md says so).
+        # which SQLite documents as wrong results or SQLITE_CORRUPT.
         conn.close()
-        return _connect_read_only(path, False, check_intact=False)
-    return _connect_read_only(path, False)
+        return _connect_read_only(path, False, check_intact=False, writable=True)
+    return _connect_read_only(path, False, writable=reason is None)
 
 
 def _as_it_is(path: str, wanted: bool) -> bool:
@@ -317,16 +318,19 @@ def _as_it_is(path: str, wanted: bool) -> bool:
     return wanted and not any(os.path.exists(path + tail) for tail in ('-wal', '-journal'))
 
 
-def _connect_read_only(path: str, immutable: bool, check_intact: bool = True
-                       ) -> sqlite3.Connection:
-    """`open_read_only`'s connection (with `immutable=1` when `immutable`), its identity
-    checked, its pages too unless not `check_intact` (checked a moment before), and an older
-    schema migrated in a copy in memory."""
-    uri = 'file:%s?mode=ro%s' % (_uri_path(path), '&immutable=1' if immutable else '')
+def _connect_read_only(path: str, immutable: bool, check_intact: bool = True,
+                       writable: bool = False) -> sqlite3.Connection:
+    """`open_read_only`'s connection (with `immutable=1` when `immutable`; `mode=rw` with
+    `PRAGMA query_only` when `writable`, so that its close removes the -wal and -shm files),
+    its identity checked, its pages too unless not `check_intact` (checked a moment before),
+    and an older schema migrated in a copy in memory."""
+    uri = 'file:%s?mode=%s%s' % (_uri_path(path), 'rw' if writable else 'ro',
+                                 '&immutable=1' if immutable else '')
     conn = None
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_SECS, isolation_level=None)
         conn.row_factory = sqlite3.Row
+        conn.execute('PRAGMA query_only = %d' % writable)
         version = _check_identity(conn, path)
         if check_intact:
             _check_intact(conn, path, version)

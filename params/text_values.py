@@ -42,6 +42,24 @@ def not_utf8(text: str) -> bool:
     return False
 
 
+def as_text(text: str) -> str:
+    """`text` as the text its bytes mean in UTF-8: an argument read under an ASCII locale
+    without Python's UTF-8 mode ('caf\\udcc3\\udca9', the bytes of 'café' each read as a lone
+    surrogate, PEP 383) becomes 'café', which a query can bind (SQLite binds text as UTF-8)
+    and which matches what a run stored (history/store.py bindable reads its flag values so).
+    Text that is UTF-8 already, or whose bytes are not UTF-8 (`not_utf8`: refused before
+    this), is returned as it is."""
+    try:
+        text.encode('utf-8')
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        return os.fsencode(text).decode('utf-8')
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return text
+
+
 def as_bytes_shown(text: str) -> str:
     """`text` as the bytes it came from, for a message: "b'x\\xffy'" (an undecodable byte
     of an argument, PEP 383), or with other lone surrogates escaped ('x\\ud800y')."""

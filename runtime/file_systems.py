@@ -387,6 +387,21 @@ def write_local(path: str, text: str, prefix: str = '.results_') -> None:
         raise
 
 
+def make_file(path: str) -> None:
+    """Makes `path` an empty file with mode 0666 less the umask, as open() gives, where there
+    is none (an existing file is left as it is, not truncated). SQLite makes a new database
+    file 0644 whatever the umask, and its -wal and -shm files take the database file's mode:
+    a database made through this first follows the umask as the other outputs do, and a group
+    whose umask is 002 can share it.
+
+    Raises:
+      OSError: the file cannot be opened or made (its folder is missing or cannot be
+        written, ...).
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | getattr(os, 'O_CLOEXEC', 0)
+    os.close(os.open(path, flags, 0o666))
+
+
 def folder_name_problem(path: str, example: str) -> str | None:
     """For a path given as a file's that ends in a path separator ('/tmp/x/db/'): 'it names
     a folder (it ends in /); give a file name in it, e.g. /tmp/x/db/results.sqlite' (with

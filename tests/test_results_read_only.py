@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 
 import pytest
+
+from tf_cnn_benchmarks.history import store
 
 import results_helpers as rh
 
@@ -160,17 +163,48 @@ def test_a_read_only_database_file_in_a_writable_folder_reads_and_a_run_is_refus
     assert not os.path.exists(tmp_path / 'xdg')  # the database's own folder could take them
 
 
-def test_a_writable_database_read_with_locks_leaves_it_unchanged(db, capsys):
-    # An operator's trial: `tf_cnn_results list` on a copied database left r.sqlite-shm and an
-    # empty r.sqlite-wal beside it while the docs said the read-only commands need none. They
-    # read with locks where a run may record meanwhile (history/store.py open_read_only); the
-    # docs now say so: the database is unchanged and the next write removes the two files.
-    before = open(db, 'rb').read()
-    status, out, _ = rh.results_command(capsys, 'list', '--results_db=%s' % db)
-    assert status == 0 and '20 runs' in out
+def test_a_writable_database_read_with_locks_leaves_the_folder_as_it_was(db, capsys):
+    # An operator's trial: `tf_cnn_results list` (and `show 3`, `show 3 | head -1`) on a
+    # database with nothing beside it left r.sqlite-shm (32 KiB) and an empty r.sqlite-wal,
+    # against the help's "only reads the file". The read with locks is now a query-only
+    # read-write connection, whose close (the last) removes them (history/store.py).
+    folder = os.path.dirname(db)
+    before, listed = open(db, 'rb').read(), sorted(os.listdir(folder))
+    for args in (['list'], ['show', '3'], ['history', '--model=trivial', '--precision=fp32',
+                                           '--host=node-b'], ['regressions']):
+        status, out, _ = rh.results_command(capsys, *args, '--results_db=%s' % db)
+        assert status == 0 and out, args
+        assert sorted(os.listdir(folder)) == listed, args  # no -wal, -shm
     assert open(db, 'rb').read() == before
-    assert os.path.getsize(db + '-wal') == 0 and os.path.exists(db + '-shm')  # as documented
-    rh.fill(db, [rh.result(100.0)])
-    assert not os.path.exists(db + '-wal') and not os.path.exists(db + '-shm')
     doc = open(os.path.join(REPO, 'docs', 'results-database.md'), encoding='utf-8').read()
-    assert 'makes a `-shm`\nfile (32 KB) and an empty `-wal` file beside it' in doc
+    assert 'makes a `-shm`\nfile (32 KB) and an empty `-wal` file' not in doc
+    code = ('import sys; sys.path.insert(0, %r); import checkout; checkout.load(); '
+            'from tf_cnn_benchmarks.tools import results_cli; results_cli.run_main()'
+            % os.path.join(REPO, 'tests'))
+    shell = '"$1" -c "$2" show 3 --results_db="$3" | head -1'  # the reader goes away
+    proc = subprocess.run(['bash', '-c', shell, 'sh', sys.executable, code, db], timeout=120,
+                          capture_output=True, text=True)
+    assert proc.stdout == 'run #3\n' and proc.stderr == '', proc.stderr
+    assert sorted(os.listdir(folder)) == listed and open(db, 'rb').read() == before
+
+
+def test_readers_and_a_writer_at_once_see_every_run_and_leave_no_side_files(db):
+    # Two readers open while a run records: each read is consistent (WAL), a reader opened
+    # after the write sees it, and the last close leaves the folder with the file alone.
+    folder = os.path.dirname(db)
+    first = store.open_read_only(db)
+    second = store.open_read_only(db)
+    assert rh.count_runs(first) == 20
+    rh.fill(db, [rh.result(100.0)])  # a writer's whole connection, opened and closed
+    assert rh.count_runs(second) == 21
+    first.close()
+    third = store.open_read_only(db)
+    assert rh.count_runs(third) == 21
+    with pytest.raises(sqlite3.OperationalError, match='readonly'):
+        third.execute("UPDATE runs SET label = 'x'")  # no statement of a reader writes
+    assert os.path.exists(db + '-wal')  # the WAL of open connections stays while they are
+    second.close()
+    third.close()
+    assert sorted(os.listdir(folder)) == ['results.sqlite']
+    with store.opened(db, read_only=True) as conn:
+        assert rh.count_runs(conn) == 21  # the last close folded the run into the file

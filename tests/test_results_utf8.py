@@ -140,3 +140,27 @@ def test_utf8_bytes_read_under_an_ascii_locale_are_accepted():
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ['ascii', 'None', 'True', 'True']
+
+
+def test_results_filters_read_under_an_ascii_locale_match_what_a_run_stored(tmp_path, capsys):
+    # A user's trial under LC_ALL=C PYTHONUTF8=0: `tf_cnn_results list --label='café±'`
+    # (and history, regressions, show --host=é) ended in a traceback from SQLite's bind
+    # ("surrogates not allowed"); the run's own --label='café' was recorded as 'café'. The
+    # filters' UTF-8 bytes are now that text (params/text_values.py as_text).
+    db = str(tmp_path / 'r.sqlite')
+    rh.fill(db, [rh.result(321.0, label='café±'), rh.result(123.0, label='x', host='hé')])
+    ascii_read = 'caf\udcc3\udca9\udcc2\udcb1'  # the bytes of 'café±', each read as a surrogate
+    status, out, err = rh.results_command(capsys, 'list', '--results_db=' + db,
+                                          '--label=' + ascii_read)
+    assert (status, err) == (0, '') and '321.00' in out and '123.00' not in out
+    for command in ('history', 'regressions', 'show'):
+        status, out, err = rh.results_command(capsys, command, '--results_db=' + db,
+                                              '--host=h\udcc3\udca9')
+        assert status in (0, 1) and 'Traceback' not in err and 'bug' not in err, err
+        assert '123.00' in out or command == 'regressions', (command, out, err)
+    # A bad time shows the value's bytes as the benchmark's messages do (cnn_util.shown_name).
+    status, out, err = rh.results_command(capsys, 'list', '--results_db=' + db,
+                                          '--since=\udcc3\udca9')
+    assert (status, out) == (2, '') and err == (
+        'error: --since=\\xc3\\xa9: give a date or time (2026-01-31, 2026-01-31T12:00) or an '
+        'age (12h, 7d, 2w)\n')

@@ -12,9 +12,9 @@ and of tf_cnn_sweep records itself into the database (`--results_db=PATH`, defau
 $TF_CNN_RESULTS_DB, else $XDG_DATA_HOME/tf_cnn_benchmarks/results.sqlite, i.e.
 ~/.local/share/...; `--noresults_db` records nothing, and so does TF_CNN_RESULTS_DB=false;
 a leading `~` of either is the home folder: `database_path`); `ingest` loads sweep folders and run
-JSONs made elsewhere. Every command but `ingest` only reads the file (SQLite's read-only
-mode, `store.open_read_only`): a database on a read-only mount, or one whose file or folder
-this user cannot write, reads as well.
+JSONs made elsewhere. Every command but `ingest` only reads the file and leaves its folder
+as it found it (`store.open_read_only`): a database on a read-only mount, or one whose file
+or folder this user cannot write, reads as well.
 
 Commands:
   list         the runs matching the filters, oldest first (with a top-1 / top-5 column
@@ -454,6 +454,9 @@ def run(argv: list[str]) -> int:
                                    for name in FILTER_FLAGS + TIME_FLAGS})
     if problem:
         raise UsageError(problem)
+    for name in FILTER_FLAGS:  # UTF-8 bytes read under an ASCII locale: the text they mean
+        if isinstance(getattr(args, name, None), str):
+            setattr(args, name, text_values.as_text(getattr(args, name)))
     args.db_path = database_path(getattr(args, 'results_db', None))
     problem = results_outputs.database_name_problem(
         args.db_path, getattr(args, 'results_db', None), store.PATH_VARIABLE)
@@ -523,7 +526,9 @@ def main(argv: list[str] | None = None) -> int:
 def _refuse(message: str, status: int, argv: list[str]) -> int:
     """Prints the `error:` line (stderr) and, for `regressions --json`, the gate's object
     (significance.refusal_json) on stdout, so that a CI job's saved JSON is JSON on a refusal
-    too; returns `status`."""
+    too; returns `status`. A value's bytes that were not decoded (PEP 383) read as '\\xc3\\xa9'
+    (cnn_util.shown_name), as the benchmark's messages show them."""
+    message = cnn_util.shown_name(message)
     print('error: %s' % message, file=sys.stderr)
     if results_failure.gate_json(argv):
         print(json.dumps(significance.refusal_json(message, status), sort_keys=True))
