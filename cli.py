@@ -6,7 +6,9 @@ tf_cnn_benchmarks.py` in a checkout (the entry script). Known errors become one 
 or bad data and runtime errors (cluster, non-finite loss, a --train_dir held by another run:
 runtime/dir_hold.py), never a traceback; the --baseline gate exits 1 when the run is slower
 and 3 when it could not judge it (metrics/baseline.py). A run stopped by SIGINT exits 130
-after its clean stop (143 for SIGTERM, 129 for SIGHUP: lifecycle/signals.py); one of these
+after its clean stop (143 for SIGTERM, 129 for SIGHUP: lifecycle/signals.py), as does one these
+reach after its timed steps (complete; `main` returns 130, the console command then ends by
+SIGINT itself, so a shell loop stops: console.end_interrupted); one of these
 signals before the run's own handlers (TensorFlow loading, the graph's building) ends the
 command with `error: interrupted by SIGTERM` and the same status; a cluster worker stopped
 because its chief was (cluster/coordination.py) exits 0. Usage errors (an unknown --model

@@ -8,7 +8,18 @@ process with one line, `error: interrupted`, and exit status 130 (128 + SIGINT, 
 reports for a command ended by Ctrl-C) before it imports its command; once that has loaded,
 Ctrl-C is KeyboardInterrupt again, which the commands handle themselves (cli.py,
 lifecycle/signals.py), and one they let out ends the same way. Where SIGINT is ignored (a job
-started in the background by a shell without job control), it stays ignored.
+started in the background by a shell without job control), it stays ignored: here, and in the
+run (lifecycle/signals.py handled_signals), so a later Ctrl-C in that terminal stops nothing.
+
+A command that Ctrl-C ended (status 130: a run stopped cleanly after it, a sweep or a cluster
+interrupted, or the import above) ends by SIGINT itself, as Python does after an uncaught
+KeyboardInterrupt: `finish` lets one quiet KeyboardInterrupt out, and the interpreter, once it
+has shut down as usual (threads joined, atexit handlers run, output flushed), sets SIGINT's
+default action and sends it to itself (CPython's Modules/main.c, exit_sigint). A shell then
+reports 130 and, as the "wait and cooperative exit" convention has it, stops the script or
+loop that ran the command (`for i in 1 2; do tf_cnn_benchmarks ...; done`: Ctrl-C stops the
+loop, not run 1 alone); a Python caller's subprocess sees returncode -2. `main` functions
+still return 130 (cli.main, the tools' mains).
 
 Every command ends through `finish`: a reader of its output that went away
 (`tf_cnn_sweep --help | head -1`) ends it quietly with exit status 141 (128 + SIGPIPE, what a
@@ -33,6 +44,7 @@ use), so the handler is in place a few milliseconds after Python starts.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import signal
@@ -55,13 +67,43 @@ HELP_FLAGS = frozenset(('-h', '--help', '-help', '--helpfull', '--helpshort'))
 
 
 def _exit_interrupted(signum=None, frame=None) -> None:
-    """Ends the process at once: `error: interrupted` on stderr, exit status 130 (no traceback,
-    no clean-up: nothing has started yet)."""
+    """Ends the process at once: `error: interrupted` on stderr, then by SIGINT (a shell's
+    status 130; no traceback, no clean-up: nothing has started yet)."""
     try:
         os.write(2, b'error: interrupted\n')
     except OSError:  # stderr on a full disk: the status says it
         pass
-    os._exit(INTERRUPTED_STATUS)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)
+    os._exit(INTERRUPTED_STATUS)  # SIGINT blocked in this thread: the status says it
+
+
+class _QuietInterrupt:
+    """sys.excepthook while `end_interrupted`'s KeyboardInterrupt leaves the program: prints
+    nothing for it (its `error:` line, if any, came before), Python's hook for anything else."""
+
+    def __init__(self, interrupt: KeyboardInterrupt, hook):
+        self.interrupt, self.hook = interrupt, hook
+
+    def __call__(self, kind, value, traceback):
+        if value is not self.interrupt:
+            self.hook(kind, value, traceback)
+
+
+def end_interrupted() -> None:
+    """Ends a command that Ctrl-C stopped by SIGINT, once the interpreter has shut down as
+    usual: raises a KeyboardInterrupt that prints nothing (`_QuietInterrupt`), which, left
+    uncaught by the program, makes Python end by SIG_DFL and kill(getpid(), SIGINT) after its
+    shutdown (the module docstring). Objects are frozen first (gc.freeze), so the shutdown
+    skips the collections TensorFlow's objects would cost (runtime_env.exit_process).
+
+    Raises:
+      KeyboardInterrupt: always.
+    """
+    interrupt = KeyboardInterrupt()
+    sys.excepthook = _QuietInterrupt(interrupt, sys.excepthook)
+    gc.freeze()
+    raise interrupt
 
 
 def version_line() -> str:
@@ -120,6 +162,8 @@ def finish(main: Callable[[], int | None],
     no traceback: stdout then points at /dev/null, so Python's flush at exit cannot fail again.
     Output lost on the way (runtime/output_streams.py: stdout or stderr on a full disk,
     /dev/full, closed) gets its one `error:` line here, and the status 74 in place of 0.
+    Status 130 (INTERRUPTED_STATUS: Ctrl-C stopped the command) ends the process by SIGINT
+    instead (`end_interrupted`), after the same flush and line.
 
     Args:
       main: the command's main, without arguments; returns the exit status or raises
@@ -129,6 +173,7 @@ def finish(main: Callable[[], int | None],
 
     Raises:
       SystemExit: from `exit_process`, with the command's status (141, 74 as above).
+      KeyboardInterrupt: for status 130 (`end_interrupted`).
     """
     output_streams.install()
     try:
@@ -140,7 +185,10 @@ def finish(main: Callable[[], int | None],
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         status = SIGPIPE_STATUS
-    exit_process(output_streams.report_loss(status))
+    status = output_streams.report_loss(status)
+    if status == INTERRUPTED_STATUS:
+        end_interrupted()
+    exit_process(status)
 
 
 def run(module: str, function: str = 'run_main') -> None:
@@ -152,8 +200,10 @@ def run(module: str, function: str = 'run_main') -> None:
       function: its entry function, called without arguments (it reads sys.argv).
 
     Raises:
-      SystemExit: 0 (141) after `--version`, answered before the command imports; 130 when Ctrl-C's
-        KeyboardInterrupt leaves the command; else whatever the command raises (its status).
+      SystemExit: 0 (141) after `--version`, answered before the command imports; else
+        whatever the command raises (its status).
+      KeyboardInterrupt: when Ctrl-C ended the command (`end_interrupted`: the process then
+        ends by SIGINT); after `error: interrupted` when the command let Ctrl-C's out.
     """
     output_streams.install()
     status = answer_version(sys.argv[1:])
@@ -169,9 +219,11 @@ def run(module: str, function: str = 'run_main') -> None:
             signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         main()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
+        if isinstance(sys.excepthook, _QuietInterrupt) and e is sys.excepthook.interrupt:
+            raise  # end_interrupted's: the command has said what it had to
         print('error: interrupted', file=sys.stderr, flush=True)
-        raise SystemExit(INTERRUPTED_STATUS) from None
+        end_interrupted()
 
 
 def tf_cnn_benchmarks() -> None:

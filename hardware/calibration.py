@@ -435,6 +435,12 @@ def busy_note(fresh: Measurement, kept: Measurement | None, unwritable: str | No
 
 
 _CALIBRATING = [False]  # within `calibrating`: this process is `tf_cnn_benchmarks --calibrate`
+_DEFERRED = [None]  # `defer`'s reason: nothing is measured now (a run a signal reached)
+
+
+def defer(reason: str | None) -> None:
+    """While `reason` is set, `figure` only reads the record and `quiet_advice` is `reason`."""
+    _DEFERRED[0] = reason
 
 
 @contextlib.contextmanager
@@ -450,9 +456,9 @@ def calibrating():
 def quiet_advice() -> str:
     """What to do when no quiet figure is recorded: 'run `tf_cnn_benchmarks --calibrate` on a
     quiet host', or within `calibrating` (that command itself) 'rerun this --calibrate when the
-    host is quiet'."""
-    if _CALIBRATING[0]:
-        return 'rerun this --calibrate when the host is quiet'
+    host is quiet'; `defer`'s reason while it is set."""
+    if _CALIBRATING[0] or _DEFERRED[0]:
+        return _DEFERRED[0] or 'rerun this --calibrate when the host is quiet'
     return 'run `tf_cnn_benchmarks --calibrate` on a quiet host'
 
 
@@ -491,7 +497,7 @@ def figure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: flo
     Args:
       kind, key, fn, what, secs, cores, meter: see `measure`.
       refresh: measure again even when stored (--refresh_peak, --calibrate).
-      measure_missing: False: never measure (a figure too costly for a first run).
+      measure_missing: False: never measure (a figure too costly for a first run; `defer`).
       warn: text -> None for the busy line (default: stderr 'warning: ...').
       path: the record (default `record_path()`; None from it: off, nothing measured).
       median_by: value -> number: the figure is the median of its last SAMPLES quiet
@@ -512,7 +518,7 @@ def figure(kind: str, key: str, fn: Callable[[], tuple], *, what: str, secs: flo
     kept = lookup(key, path)
     if kept is not None and not refresh:
         return kept
-    if not measure_missing:
+    if not measure_missing or _DEFERRED[0]:
         return kept
     tried = None if refresh else recent_busy_try(key, path)
     if tried is not None:

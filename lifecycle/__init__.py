@@ -12,7 +12,8 @@ tower_copies.py), the evaluator and the --eval runner
 (eval_runner.py; what a signal stops in an --eval run: eval_stop.py), evaluation during
 training (eval_during_training.py), summaries (summaries.py), profiles and traces
 (profiling.py), the figures' hooks (figure_hooks.py), signals (signals.py; a second signal's
-abort: signal_abort.py), results JSON and
+abort: signal_abort.py; the lines of a late signal and of a reader gone: signal_lines.py),
+results JSON and
 plot (results_log.py), every finished run into the results database (results_db.py), the
 records --skip_corrupt_records skipped (skip_report.py), the run's precision facts and the
 steps automatic loss scaling skipped (precision_report.py), the schedule's changes a run never

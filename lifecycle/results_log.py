@@ -105,7 +105,9 @@ and the figures of the total block (metrics/utilisation.py):
 
 (Keys only some results add, outside RESULT_KEYS: aborted_by_signal, only in the results of
 a run a second signal aborted after its timed loop: written before the process exited,
-without the final checkpoint, lifecycle/signals.py; loss_scale, automatic loss scaling's,
+without the final checkpoint, lifecycle/signals.py; late_signal, the signal that reached a
+complete run after its timed steps (its exit status: signals.exit_status); loss_scale,
+automatic loss scaling's,
 lifecycle/precision_report.py; a cluster task's task, total_line_images_per_sec and, the
 chief's, cluster_images_per_sec and the figures beside it, cluster/coordination.py.)
 

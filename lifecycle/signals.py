@@ -11,13 +11,21 @@ run), the hooks' phases after the loop run (final checkpoint, results JSON with
     `exit_status`), so a script tells an interrupted run from a finished one;
   - SIGTERM: `Terminated` (a SystemExit with code 143 = 128 + 15, the status shells report for a
     process ended by SIGTERM) is raised after everything was saved; the command exits 143;
-  - SIGHUP: as SIGTERM, with exit status 129 (128 + 1); unless the process ignores it
-    (`nohup`): then it stays ignored (`handled_signals`).
+  - SIGHUP: as SIGTERM, with exit status 129 (128 + 1).
+
+A signal the process ignores from its start stays ignored (`handled_signals`): SIGHUP under
+`nohup`, SIGINT in a job a script started with `cmd &`, any of them after `trap
+'' INT`. The console commands then end a run stopped by SIGINT by SIGINT itself
+(console.end_interrupted), so a shell loop running them stops as well.
 
 A signal that arrives during the last timed step or after it (during the total block's
-figures, a CPU peak measured for them, the final checkpoint or the reports) stops nothing: the
-run is complete, so it finishes as if no signal had come (result['stopped_by_signal'] None,
-exit status 0), saying so (after the last step: in one `warning:` line).
+figures, the final checkpoint or the reports) stops nothing: the run is complete and is
+recorded so (result['stopped_by_signal'] None), saying so (after the last step: in one
+`warning:` line); but the run measures nothing more (no CPU peak for its utilisation figure:
+the next run measures it, hardware/calibration.py `defer`), its result says
+result['late_signal'] = the signal's name, and the command ends as that signal asks: by SIGINT
+(130), or with 143 or 129 (`exit_status`), as a stopped run does. The one rule, whenever the
+signal comes: the exit status is the signal's; whether the run completed is in its record.
 
 During an evaluation inside a training run (eval_during_training.py) the first signal stops
 the evaluation after its current batch (its accuracy then partial, and said so), then the run
@@ -55,7 +63,9 @@ the catcher instead (runtime/output_streams.watch_reader, while the catcher is i
 run's stdout is then lost, the current step finishes, the checkpoint, results JSON and
 database record are written (result['stopped_by_signal'] 'SIGPIPE', unless the timed loop had
 ended: then the run is complete) and the command exits 141 (128 + SIGPIPE: `exit_status`,
-output_streams.report_loss). A later SIGINT, SIGTERM or SIGHUP is the run's first signal as
+output_streams.report_loss). A run stopped so says so on stderr in one line once its reports
+are written (SignalHook.report: signal_lines.reader_gone; the lines stdout lost are not
+copied there). A later SIGINT, SIGTERM or SIGHUP is the run's first signal as
 far as aborting goes: the second one aborts.
 
 Signals arriving before the hooks begin (TensorFlow's import, graph building, session set-up,
@@ -77,8 +87,9 @@ import threading
 import time
 
 from .. import cnn_util
+from ..hardware import calibration
 from ..runtime import dir_hold, output_streams  # noqa: F401 (dir_hold: as os)
-from . import results_log, run_hooks
+from . import results_log, run_hooks, signal_lines
 from .signal_abort import NOT_CLOSED, SALVAGE_SECS, Whereabouts  # noqa: F401 (re-exported)
 from .signal_abort import abort as _abort
 
@@ -97,19 +108,29 @@ ECHO_SECS = 0.05
 
 
 def handled_signals() -> tuple:
-    """SIGNALS less SIGHUP where this process ignores it (`nohup tf_cnn_benchmarks ... &`:
-    the user asked that a closed terminal not stop the run; the ignored disposition is
-    inherited, and kept)."""
-    return tuple(s for s in SIGNALS
-                 if not (s == signal.SIGHUP and signal.getsignal(s) == signal.SIG_IGN))
+    """SIGNALS less those this process ignores (SIG_IGN): a disposition inherited at its start,
+    as nothing in a command sets one before its handlers. `nohup tf_cnn_benchmarks ... &`
+    ignores SIGHUP (a closed terminal must not stop the run); a shell script's `cmd &` (and
+    `trap '' INT TERM`) ignores SIGINT (SIGTERM): a Ctrl-C meant for the foreground (a later
+    `tail -f`) must not stop the background run. Each stays ignored."""
+    return tuple(s for s in SIGNALS if signal.getsignal(s) != signal.SIG_IGN)
+
+
+def _signal_of(result) -> str | None:
+    """The signal that stopped the run, or that reached it after its timed steps
+    ('late_signal'), or None."""
+    if not isinstance(result, dict):
+        return None
+    return result.get('stopped_by_signal') or result.get('late_signal')
 
 
 def exit_status(result: dict) -> int | None:
-    """The command's exit status for a run stopped by a signal after its clean stop: 130 for
-    SIGINT, 143 for SIGTERM, 129 for SIGHUP, 141 for a reader that went away (READER_GONE)
-    (128 + the signal's number); None when no signal stopped it (or `result` is not a run's
-    result dict)."""
-    name = result.get('stopped_by_signal') if isinstance(result, dict) else None
+    """The command's exit status for a run stopped by a signal after its clean stop, or
+    reached by one after its timed steps (complete, 'late_signal'): 130 for SIGINT (the
+    console command then ends by SIGINT: console.end_interrupted), 143 for SIGTERM, 129 for
+    SIGHUP, 141 for a reader that went away (READER_GONE) (128 + the signal's number); None
+    when no signal came (or `result` is not a run's result dict)."""
+    name = _signal_of(result)
     return 128 + signal.Signals[name] if name in SIGNAL_NAMES + (READER_GONE,) else None
 
 
@@ -122,9 +143,10 @@ class Terminated(SystemExit):
 
 
 def raise_if_terminated(result: dict) -> None:
-    """Raises Terminated when SIGTERM or SIGHUP stopped the run (its result dict says so);
-    SIGINT's run returns (the command exits 130: `exit_status`)."""
-    name = result.get('stopped_by_signal')
+    """Raises Terminated when SIGTERM or SIGHUP stopped the run, or reached it after its timed
+    steps (its result dict says so); SIGINT's run returns (the command exits 130:
+    `exit_status`)."""
+    name = _signal_of(result)
     if name in SIGNAL_NAMES and name != 'SIGINT':
         raise Terminated(signal.Signals[name])
 
@@ -257,6 +279,7 @@ class SignalCatcher:
         for signum, previous in self._previous.items():
             signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
         self._previous = {}
+        calibration.defer(None)
 
     def __enter__(self):
         self.install()
@@ -310,13 +333,15 @@ class SignalCatcher:
                 return
             self.received = signum
             self.late = self.timed_done
+        name = signal.Signals(signum).name
+        # The user asked the command to end: no figure is measured from here on (a CPU peak
+        # costs seconds: the next run measures it).
+        calibration.defer('not measured: the run received %s (the next run on this host '
+                          'measures it)' % name)
         if quiet:
             return
-        name = signal.Signals(signum).name
         if self.late:
-            cnn_util.warn('received %s after the timed steps: the run is complete and finishes '
-                          'as if none had come (send it again to stop at once, its results '
-                          'written first)' % name)
+            cnn_util.warn(signal_lines.late_warning(name))
             return
         line = self.first_line(name) if self.first_line is not None else None
         if line is not None:
@@ -504,8 +529,10 @@ class SignalHook(run_hooks.RunHook):
             self.catcher.saved = 'the checkpoint %s' % result['checkpoint_path']
         name = result['stopped_by_signal'] = self._signal_name()
         if self.catcher.late:
+            result['late_signal'] = self.catcher.name  # the exit status (`exit_status`)
             cnn_util.log_fn('Received %s at the end of the timed steps: the run is complete, not '
-                            'stopped by it' % self.catcher.name)
+                            'stopped by it; the command %s' % (
+                                self.catcher.name, signal_lines.late_ending(self.catcher.name)))
         elif name is not None and result.get('stopped_in_warmup'):
             cnn_util.log_fn('Stopped by %s in the warm-up: no images/sec (nothing timed; not '
                             'recorded in the results database)' % name)
@@ -515,7 +542,11 @@ class SignalHook(run_hooks.RunHook):
                 name, steps, '' if steps == 1 else 's'))
 
     def report(self, result):
-        del result  # after the reporters' (wiring adds this hook last)
+        # After the reporters' (wiring adds this hook last): what they wrote is known.
+        if result.get('stopped_by_signal') == READER_GONE:
+            gone = [s.name for s in output_streams.guarded() if s.reader_gone] or ['stdout']
+            written = [w for hook in self.reporters for w in hook.written(result)]
+            cnn_util.warn(signal_lines.reader_gone(result, self._planned, gone[0], written))
         self._reported.set()
 
     def whereabouts(self) -> Whereabouts | None:

@@ -46,22 +46,33 @@ class SignalInTotalBlock(run_hooks.RunHook):
 
 
 @pytest.mark.parametrize('signum', [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
-def test_a_signal_after_the_timed_steps_stops_nothing(tmp_path, capfd, signum):
+def test_a_signal_after_the_timed_steps_stops_nothing_but_ends_the_command_so(tmp_path, capfd,
+                                                                              signum):
     # Before: 'Stopped by SIGINT after 3 timed steps' (of 3) and exit 130 (143 for SIGTERM),
-    # while the results JSON said stopped_early false; a sweep reran such a run.
+    # while the results JSON said stopped_early false; a sweep reran such a run. Then: the run
+    # complete, but exit status 0, so a shell loop (or a job runner's SIGTERM) went on as if
+    # no signal had come. Now the run is complete and the command ends as the signal asks.
     name = signal.Signals(signum).name
     bench = helpers.tiny_bench(hooks=[SignalInTotalBlock(signum)], num_batches=3,
                                benchmark_log_dir=str(tmp_path))
-    result = bench.run()  # no signals.Terminated for SIGTERM or SIGHUP
-    assert (result['stopped_by_signal'], result['stopped_early'], result['num_steps']) == (
-        None, False, 3)
+    if signum == signal.SIGINT:
+        result = bench.run()
+        assert signals.exit_status(result) == 130
+    else:
+        with pytest.raises(signals.Terminated) as raised:
+            bench.run()
+        assert raised.value.code == 128 + signum
     [path] = glob.glob(str(tmp_path / '*.json'))
-    assert json.load(open(path))['stopped_by_signal'] is None
+    saved = json.load(open(path))
+    assert (saved['stopped_by_signal'], saved['stopped_early'], saved['num_steps'],
+            saved['late_signal']) == (None, False, 3, name)
     out, err = capfd.readouterr()
-    assert ('warning: received %s after the timed steps: the run is complete and finishes as '
-            'if none had come' % name) in err
+    assert ('warning: received %s after the timed steps: the run is complete and is recorded '
+            'as complete; it writes its results, measures nothing more' % name) in err
     assert ('Received %s at the end of the timed steps: the run is complete, not stopped by '
-            'it' % name) in out
+            'it; the command %s' % (name, 'ends by SIGINT (exit status 130), so a shell loop '
+                                    'running it stops too' if name == 'SIGINT' else
+                                    'exits with status %d' % (128 + signum))) in out
     assert 'Stopped by' not in out and 'stopping after the current step' not in err
 
 
@@ -80,8 +91,8 @@ def test_a_signal_during_the_last_timed_step_stops_nothing(tmp_path, capfd):
     bench = helpers.tiny_bench(hooks=[SignalAtStep(3, signal.SIGINT)], num_batches=3,
                                benchmark_log_dir=str(tmp_path))
     result = bench.run()
-    assert (result['stopped_by_signal'], result['stopped_early'], result['num_steps']) == (
-        None, False, 3)
+    assert (result['stopped_by_signal'], result['stopped_early'], result['num_steps'],
+            result['late_signal'], signals.exit_status(result)) == (None, False, 3, 'SIGINT', 130)
     out = capfd.readouterr().out
     assert ('Received SIGINT at the end of the timed steps: the run is complete, not stopped by '
             'it') in out and 'Stopped by' not in out
