@@ -306,7 +306,7 @@ def format_duration(seconds: float) -> str:
 
 def timed_part_line(steps: int, step_secs: float, warmup_steps: int) -> str:
     """'Timed part: 100 steps after 5 warm-up steps, about 3 min 20 s (2.00 s a step in the
-    warm-up)': what the timed loop will take, its steps x the measured step time (the least
+    warm-up)': what the timed loop will take, its steps x the measured step time (the median
     warm-up step after the first; hooks' work not counted), after the warm-up steps run
     (`warmup_steps`, --num_warmup_batches or its default: 5 on a CPU here, 10 in the
     original)."""
@@ -353,9 +353,10 @@ def rest_line(count: int, first_secs: float, unit: str = 'step',
 
 def _warmup(spec: LoopSpec, step_fn, phases: PhaseRunner, lr_fn, log,
             result: LoopResult) -> float:
-    """The warm-up steps; returns the step time to expect of the timed ones: the least warm-up
-    step after the first, which sets up the executor (the first when it is the only one: then
-    a bound, set_up_bound_line)."""
+    """The warm-up steps; returns the step time to expect of the timed ones: the median of the
+    warm-up steps after the first, which sets up the executor (the first when it is the only
+    one: then a bound, set_up_bound_line). The median, not the least: on a busy host the
+    fastest warm-up step said 'about 14 s' of a timed part that took 33.5 s."""
     times = []
     log('Running warm up')
     for call in range(1, spec.num_warmup + 1):
@@ -380,7 +381,7 @@ def _warmup(spec: LoopSpec, step_fn, phases: PhaseRunner, lr_fn, log,
             break
     else:
         log('Done warm up')
-    return min(times[1:]) if len(times) > 1 else (times[0] if times else 0.0)
+    return statistics.median(times[1:]) if len(times) > 1 else (times[0] if times else 0.0)
 
 
 def run_loop(spec: LoopSpec, step_fn, hooks=(), *,
