@@ -1,4 +1,7 @@
 """Starts a ps/worker cluster of tf_cnn_benchmarks tasks on this machine and waits for it.
+Without arguments it starts a real cluster at once: 1 ps and 2 worker tasks training the
+default model (trivial, 100 steps; about 18 s and 140 lines on a 2-core CPU); --help and
+--version start nothing.
 
     python -m tools.launch_cluster --num_ps=1 --num_workers=2 -- \\
         --model=resnet50 --batch_size=32 --variable_update=parameter_server
