@@ -157,6 +157,29 @@ def test_unknown_models_are_refused_before_any_run(tmp_path, capsys, monkeypatch
     assert sweep.unknown_model(['trivial', 'resnet20', 'resnet50_v1.5']) is None
 
 
+def test_a_model_of_another_dataset_is_refused_before_any_run(tmp_path, capsys, monkeypatch):
+    """A trial: --models=resnet20,trivial without --data_name=cifar10 started, and the resnet20
+    run failed with the benchmark's line after the others ran. Now the benchmark's own check
+    refuses it first: one line, exit 2, nothing made."""
+    calls = []
+    monkeypatch.setattr(sweep_runner, 'run_configuration', lambda *a: calls.append(a))
+    out = tmp_path / 'out'
+    status = sweep.main(['tf_cnn_sweep', '--output_dir=%s' % out, '--batch_sizes=8',
+                         '--models=trivial,resnet20', '--', '--device=cpu'])
+    assert status == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        'error: the run --model=resnet20 --batch_size=8 --num_gpus=1 '
+        '--variable_update=parameter_server: --model=resnet20 is a cifar10 model and does not '
+        'run on synthetic data (for synthetic cifar10 images add --data_name=cifar10); models '
+        'for synthetic: '), err
+    assert err.count('\n') == 1 and 'Traceback' not in err
+    assert calls == [] and not out.exists()
+    axes = {'model': ['trivial', 'resnet20'], 'batch_size': [8], 'num_gpus': [1],
+            'precision': ['fp32'], 'variable_update': ['parameter_server']}
+    assert sweep.invalid_configuration(axes, ['--device=cpu', '--data_name=cifar10']) is None
+
+
 def test_sweep_file_gives_axes_and_flags_and_the_command_line_wins(tmp_path, capsys):
     path = tmp_path / 'sweep.yaml'
     path.write_text('models: [trivial, lenet]\nbatch_sizes: [8, 16]\nnum_gpus: 2\n'
@@ -499,15 +522,22 @@ RUN_FLAGS = ['--device=cpu', '--image_size=16', '--num_warmup_batches=1', '--dis
 
 def _sweep_cmd(out):
     return [sys.executable, '-m', 'tools.sweep', '--output_dir=%s' % out,
-            '--models=resnet20,trivial', '--batch_sizes=2', '--repeats=1', '--'] + RUN_FLAGS
+            '--models=trivial', '--batch_sizes=%d,2' % HUGE_BATCH, '--repeats=1', '--'] + RUN_FLAGS
+
+
+# A batch that passes every check before TensorFlow loads and fails in the run (its memory
+# check: `error: not enough memory for this run ...`, exit status 1) after a few seconds.
+HUGE_BATCH = 100000000
 
 
 _wait_for = helpers.wait_for
 
 
 def test_real_sweep_failing_model_ctrl_c_and_resume(tmp_path):
-    """resnet20 fails (a cifar10 model on synthetic ImageNet data: it passes the sweep's catalog
-    check, its run refuses it; recorded, the sweep goes on); Ctrl-C during trivial's timed steps
+    """trivial at a batch of 10^8 fails (it passes the sweep's checks, its run's memory check
+    refuses it; recorded, the sweep goes on; a model of another dataset no longer gets that
+    far: test_a_model_of_another_dataset_is_refused_before_any_run); Ctrl-C during trivial's
+    timed steps
     stops it (exit 130, recorded as interrupted, report written); the same command resumes with
     trivial only; a third run has nothing left to do."""
     out = tmp_path / 'sweep'
@@ -525,20 +555,21 @@ def test_real_sweep_failing_model_ctrl_c_and_resume(tmp_path):
             if proc.poll() is None:
                 proc.kill()
     err = (tmp_path / 'first.err').read_text()
-    assert '] 1/2 resnet20 bs=2 gpus=1 fp32 parameter_server repeat 1/1 | elapsed ' in err
-    assert 'failed (exit status 2): error: --model=resnet20 is a cifar10 model' in err
+    assert ('] 1/2 trivial bs=%d gpus=1 fp32 parameter_server repeat 1/1 | elapsed '
+            % HUGE_BATCH) in err
+    assert 'failed (exit status 1): error: not enough memory for this run' in err
     assert 'sweep: interrupted; rerun the same command to resume' in err
     records, _ = sweep_results.load_records(str(results))
     assert [(r['config']['model'], r['status'], r['error'][:36]) for r in records] == [
-        ('resnet20', 'failed', 'error: --model=resnet20 is a cifar10'),
+        ('trivial', 'failed', 'error: not enough memory for this run'[:36]),
         ('trivial', 'interrupted', 'interrupted by SIGINT')]
     assert (out / 'report.md').exists()
 
     second = subprocess.run(_sweep_cmd(out), cwd=REPO, capture_output=True, text=True,
                             timeout=300)
-    assert second.returncode == 1, second.stderr  # resnet20 stays failed
+    assert second.returncode == 1, second.stderr  # the huge batch stays failed
     assert 'resuming: 1 of 2 runs already done' in second.stderr
-    assert 'resnet20' not in second.stderr.split('resuming')[1].split('\n', 1)[1].split(
+    assert 'bs=%d' % HUGE_BATCH not in second.stderr.split('resuming')[1].split('\n', 1)[1].split(
         '# tf_cnn_sweep report')[0]
     records, _ = sweep_results.load_records(str(results))
     with open(results) as f:

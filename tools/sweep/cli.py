@@ -139,11 +139,14 @@ def run_flags_problem(extra_flags: list[str]) -> str | None:
 
 def invalid_configuration(axes: dict, extra_flags: list[str]) -> str | None:
     """An error message when a configuration's run flags break a flag rule (usage.check_usage,
-    the command's check less the cluster's fields, the model and the output paths, which the
-    sweep checks once), else None: "the flags for every run: ..." when every configuration
+    the command's check less the cluster's fields and the output paths, which the sweep checks
+    once) or its model does not run on the dataset the flags for every run choose
+    (usage.check_model: the run's own check, no TensorFlow; resnet20 without
+    --data_name=cifar10), else None: "the flags for every run: ..." when every configuration
     breaks it the same way, else "the run --model=...: ..." for the first one (--staged_vars
     with --variable_updates=parameter_server,replicated, say)."""
     from tf_cnn_benchmarks import flag_parsing, params
+    from tf_cnn_benchmarks.models import model_catalog
     from tf_cnn_benchmarks.preflight import usage
     problems = []
     for config in configurations(axes, 1):
@@ -154,9 +157,10 @@ def invalid_configuration(axes: dict, extra_flags: list[str]) -> str | None:
                 'TF_CONFIG' in os.environ or 'SLURM_JOB_ID' in os.environ)):
             return None  # a resolver fills the cluster's fields in each run first
         try:
-            usage.check_usage(p, resolve=False, paths=False, model=False)
+            checked = usage.check_usage(p, resolve=False, paths=False, model=False).params
+            usage.check_model(checked, usage.dataset_name(checked))
             problems.append(None)
-        except params.ParamsError as e:
+        except (params.ParamsError, model_catalog.UnknownModelError) as e:
             problems.append((' '.join(args), str(e)))
     failed = [problem for problem in problems if problem]
     if not failed:
@@ -170,8 +174,9 @@ def unknown_model(models: list[str]) -> str | None:
     """An error message naming the first of `models` that is no model of any dataset, with the
     catalog's "did you mean" and the valid names (and the other unknown ones), else None.
 
-    Uses models/model_catalog.py (no TensorFlow). Whether a model suits the run's dataset is
-    left to each run (the flags for every run choose the data).
+    Uses models/model_catalog.py (no TensorFlow). Whether a model suits the run's dataset (the
+    flags for every run choose the data) is checked with each configuration
+    (`invalid_configuration`).
     """
     # Absolute: `python -m tools.sweep` in a checkout makes `tools` a top-level package, where
     # `from ..models` fails; `tf_cnn_benchmarks` is then the checkout's entry script, which loads
