@@ -438,9 +438,11 @@ _CALIBRATING = [False]  # within `calibrating`: this process is `tf_cnn_benchmar
 _DEFERRED = [None]  # `defer`'s reason: nothing is measured now (a run a signal reached)
 
 
-def defer(reason: str | None) -> None:
-    """While `reason` is set, `figure` only reads the record and `quiet_advice` is `reason`."""
-    _DEFERRED[0] = reason
+def defer(reason: str | None) -> str | None:
+    """While `reason` is set, `figure` only reads the record and `quiet_advice` is `reason`;
+    returns the reason it replaces (None: none was set)."""
+    before, _DEFERRED[0] = _DEFERRED[0], reason
+    return before
 
 
 @contextlib.contextmanager

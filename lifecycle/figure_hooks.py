@@ -47,7 +47,9 @@ class FiguresHook(run_hooks.RunHook):
         (metrics/baseline.py check_config), or None.
       host_load: (loop) -> this run's host load (HostLoadHook.judged: metrics/host_load.py's
         dict with its 'stall', None when not measured), read by the --baseline gate to leave
-        an unclean run unjudged (metrics/clean_runs.py); default: not measured.
+        an unclean run unjudged (metrics/clean_runs.py), and by the CPU peak, not measured
+        after a timed part too busy to keep it (metrics/utilisation.py cpu_device_peak);
+        default: not measured.
       gpu_names, cpu_peak_fn: test seams (see metrics/utilisation.py device_peak).
     """
 
@@ -84,7 +86,8 @@ class FiguresHook(run_hooks.RunHook):
                                               utilisation.input_shares_cpu(plan.params)))
         util = utilisation.utilisation_figures(plan, rate, plan.training, lines,
                                                gpu_names=self.gpu_names,
-                                               cpu_peak_fn=self.cpu_peak_fn)
+                                               cpu_peak_fn=self.cpu_peak_fn,
+                                               timed_load=self.host_load(loop))
         gpus = len(plan.devices) if plan.params.device == 'gpu' else 0
         mem = utilisation.memory_figures(self.step_stats, gpus)
         lines.append(utilisation.format_memory(mem))

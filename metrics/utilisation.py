@@ -101,7 +101,8 @@ def dtype_name(plan) -> str:
 
 
 def device_peak(plan, *, gpu_names=None, refresh: bool = False, cpu_peak_fn=None,
-                achieved_flops_per_sec: float | None = None) -> dict:
+                achieved_flops_per_sec: float | None = None, timed_load: dict | None = None
+                ) -> dict:
     """The peak FLOP/s of the run's devices for the precision its step computes in.
 
     GPU: the data-sheet table's. CPU: `cpu_device_peak` (the quiet calibrated peak; a
@@ -113,6 +114,8 @@ def device_peak(plan, *, gpu_names=None, refresh: bool = False, cpu_peak_fn=None
       refresh: measure the CPU peak again (--refresh_peak).
       cpu_peak_fn: stands in for hardware.cpu_peak.cpu_peak (tests).
       achieved_flops_per_sec: the run's model FLOP/s (None: no check against the peak).
+      timed_load: the run's host load over its timed part (metrics/host_load.py's dict, None:
+        not measured): a CPU peak is not measured after a busy one (`cpu_device_peak`).
 
     Returns:
       {'peak_flops_per_sec' (None when unknown), 'peak_source' (text), 'measured_now' (bool)};
@@ -137,7 +140,7 @@ def device_peak(plan, *, gpu_names=None, refresh: bool = False, cpu_peak_fn=None
                 'peak_source': '%d x %s %s data-sheet peak %.1f TFLOP/s' % (
                     count, spec.name, dtype, tflops)}
     return cpu_device_peak(plan, refresh=refresh, cpu_peak_fn=cpu_peak_fn,
-                           achieved_flops_per_sec=achieved_flops_per_sec)
+                           achieved_flops_per_sec=achieved_flops_per_sec, timed_load=timed_load)
 
 
 def step_precision(plan) -> tuple[str, tuple[str, ...]]:
@@ -169,13 +172,59 @@ def mixed_peak(forward_peak: float, gradient_peak: float, training: bool = True)
     return 3.0 / (1.0 / forward_peak + 2.0 / gradient_peak)
 
 
+#: What the utilisation line says of a CPU peak not measured after a busy timed part.
+BUSY_RUN_REASON = ("not measured: this run's timed part found the host busy, and a measurement "
+                   "then is not kept; the next run on a quiet host measures it")
+
+
+def busy_run_text(timed_load: dict | None) -> str | None:
+    """Why a measurement made now would not be kept, by the calibration's quiet rule
+    (hardware/calibration.py is_quiet) applied to the run's timed part: "other processes used
+    1.03 of the run's 2 cores (52%, more than 25%)" (host_load's reasons); None when that part
+    was quiet or not measured (a measurement then decides for itself)."""
+    if not timed_load or calibration.is_quiet(timed_load):
+        return None
+    return '; '.join(timed_load.get('reasons') or []) or 'the host was busy'
+
+
 def cpu_device_peak(plan, *, refresh: bool = False, cpu_peak_fn=None,
-                    achieved_flops_per_sec: float | None = None) -> dict:
+                    achieved_flops_per_sec: float | None = None,
+                    timed_load: dict | None = None, out=None) -> dict:
     """`device_peak` of a CPU run: the quiet calibrated peak of the precision the step
     computes in (`step_precision`), measured now where the record has none (announced; kept
     when quiet). A recorded peak below the run's rate is measured again, once, and its
     samples below that rate are dropped (hardware/calibration.py `figure`'s floor). The source
-    names the peak's date, the host's load while it was measured and its spread."""
+    names the peak's date, the host's load while it was measured and its spread.
+
+    After a timed part too busy for a measurement to be kept (`busy_run_text`: `timed_load`),
+    nothing is measured (about 3 s saved: calibration.defer while the record is read): where
+    a measurement was due, one line on `out` (default stdout) says why instead of the
+    `calibration: measuring` line, 'calibration: CPU peak (float32) not measured now: ...',
+    and the utilisation line says not measured (BUSY_RUN_REASON)."""
+    busy = busy_run_text(timed_load)
+    if busy is None or calibration.record_path() is None:
+        return _cpu_device_peak(plan, refresh, cpu_peak_fn, achieved_flops_per_sec)
+    previous = calibration.defer(BUSY_RUN_REASON)
+    if previous is not None:  # a signal's reason (lifecycle/signals.py) stays, and says why
+        calibration.defer(previous)
+        return _cpu_device_peak(plan, refresh, cpu_peak_fn, achieved_flops_per_sec)
+    try:
+        got = _cpu_device_peak(plan, refresh, cpu_peak_fn, achieved_flops_per_sec)
+    finally:
+        current = calibration.defer(None)
+        if current != BUSY_RUN_REASON:  # a signal arrived meanwhile: its reason stays
+            calibration.defer(current)
+    peak = got.get('peak_flops_per_sec')
+    if refresh or peak is None or (achieved_flops_per_sec or 0) > peak:  # one was due
+        print('calibration: %s (%s) not measured now: over this run\'s timed part %s, too busy '
+              'for a measurement to be kept; the next run on a quiet host measures it'
+              % (cpu_peak.KIND, got.get('step_precision') or dtype_name(plan), busy),
+              file=out or sys.stdout, flush=True)
+    return got
+
+
+def _cpu_device_peak(plan, refresh: bool, cpu_peak_fn, achieved_flops_per_sec) -> dict:
+    """`cpu_device_peak` without the busy timed part's rule."""
     threads = plan.threads[0] or 0
     measure = functools.partial(cpu_peak_fn or cpu_peak.cpu_peak, threads=threads,
                                 cpu_model=machine.cpu_model(), tf_version=tf.__version__)
@@ -396,7 +445,8 @@ def format_utilisation(u: dict) -> str:
 
 
 def utilisation_figures(plan, images_per_sec: float, training: bool, lines: list[str], *,
-                        gpu_names=None, cpu_peak_fn=None) -> dict:
+                        gpu_names=None, cpu_peak_fn=None, timed_load: dict | None = None
+                        ) -> dict:
     """The result's 'utilisation' dict; appends the `model FLOP/s` and `utilisation` lines.
 
     Args:
@@ -404,7 +454,7 @@ def utilisation_figures(plan, images_per_sec: float, training: bool, lines: list
       images_per_sec: the run's total images/sec.
       training: training (3 x forward FLOPs) or inference (1 x).
       lines: the total block's lines so far.
-      gpu_names, cpu_peak_fn: see device_peak.
+      gpu_names, cpu_peak_fn, timed_load: see device_peak.
     """
     forward, why = forward_flops(plan)
     util = {'dtype': dtype_name(plan)}
@@ -414,7 +464,8 @@ def utilisation_figures(plan, images_per_sec: float, training: bool, lines: list
         util.update(device_peak(plan, gpu_names=gpu_names,
                                 refresh=bool(getattr(plan.params, 'refresh_peak', False)),
                                 cpu_peak_fn=cpu_peak_fn,
-                                achieved_flops_per_sec=util['model_flops_per_sec']))
+                                achieved_flops_per_sec=util['model_flops_per_sec'],
+                                timed_load=timed_load))
         peak = util.get('peak_flops_per_sec')
         fraction = util['model_flops_per_sec'] / peak if peak else None
         util['fraction_of_peak'] = None if fraction is None else min(1.0, fraction)
@@ -446,7 +497,7 @@ def eval_figures(plan, evaluation: dict | None, *, gpu_names=None, cpu_peak_fn=N
     rate = evaluation['images_per_sec']
     lines = ['compute images/sec: not measured (an evaluation has no warm-up step to trace)']
     util = utilisation_figures(plan, rate, False, lines, gpu_names=gpu_names,
-                               cpu_peak_fn=cpu_peak_fn)
+                               cpu_peak_fn=cpu_peak_fn, timed_load=evaluation.get('host_load'))
     mem = memory_figures(None, len(plan.devices) if plan.params.device == 'gpu' else 0)
     lines.append(format_memory(mem))
     # The first batch also sets up the session's kernels (eval_runner.rest_line): left out of

@@ -484,6 +484,55 @@ def test_a_mixed_runs_two_busy_peaks_name_their_dtype(tmp_path, capsys, monkeypa
     assert calibration.BUSY_RETRY_SECS == 600
 
 
+BUSY_TIMED_PART = {'others_cores': 1.03, 'others_fraction': 0.515, 'steal_fraction': 0.0,
+                   'cores': 2, 'reasons': ["other processes used 1.03 of the run's 2 cores "
+                                           '(52%, more than 25%)']}
+
+
+def test_after_a_busy_timed_part_the_cpu_peak_is_not_measured(tmp_path, capsys, monkeypatch):
+    """A trial: a run whose timed part found others using 1.03 of 2 cores measured the CPU
+    peak for 3 s after its total block, then threw it away (busy). Now the run's own load
+    decides by the calibration's quiet rule: one line instead, nothing measured, and the next
+    quiet run measures it."""
+    import functools
+
+    from tf_cnn_benchmarks.hardware import calibration
+    monkeypatch.setattr(host_load, 'allowed_cpus', lambda: frozenset({0, 1}))
+    path = str(tmp_path / 'calibration.json')
+    monkeypatch.setenv('TF_CNN_CALIBRATION', path)
+    measured = []
+    peak_fn = functools.partial(
+        cpu_peak.cpu_peak, path=path, meter=helpers.FakeMeter(0.0),  # the try itself: quiet
+        measure_fn=lambda d, t: measured.append(d) or ({'flops_per_sec': 2e11,
+                                                        'kernel': 'conv3x3'}, 0.01))
+    loop = types.SimpleNamespace(images_per_sec=100.0, step_times=[0.04] * 3, num_steps=3)
+    busy = dict(BUSY_TIMED_PART)
+    hook = figure_hooks.FiguresHook(_plan(training=False), cpu_peak_fn=peak_fn,
+                                    host_load=lambda loop: busy)
+    lines = hook.total_lines(loop)
+    out = capsys.readouterr().out
+    assert measured == [] and 'calibration: measuring' not in out
+    assert out == ("calibration: CPU peak (float32) not measured now: over this run's timed "
+                   "part other processes used 1.03 of the run's 2 cores (52%, more than 25%), "
+                   'too busy for a measurement to be kept; the next run on a quiet host '
+                   'measures it\n')
+    assert [x for x in lines if x.startswith('utilisation:')] == [
+        'utilisation: not known (no quiet calibration of the float32 peak on this host: not '
+        "measured: this run's timed part found the host busy, and a measurement then is not "
+        'kept; the next run on a quiet host measures it)']
+    assert calibration.quiet_advice().startswith('run `tf_cnn_benchmarks --calibrate`')
+    # At 25% the rule keeps a measurement: measured (announced) and kept, as before.
+    busy.update(others_fraction=0.25, others_cores=0.5)
+    util = utilisation.utilisation_figures(_plan(training=False), 100.0, False, [],
+                                           cpu_peak_fn=peak_fn, timed_load=busy)
+    assert measured == ['float32'] and util['peak_flops_per_sec'] == 2e11
+    assert 'calibration: measuring the CPU peak' in capsys.readouterr().out
+    # Once recorded, a busy run reads it and says nothing.
+    util = utilisation.utilisation_figures(_plan(training=False), 100.0, False, [],
+                                           cpu_peak_fn=peak_fn, timed_load=BUSY_TIMED_PART)
+    assert util['peak_flops_per_sec'] == 2e11 and capsys.readouterr().out == ''
+
+
 def test_the_flops_lines_factors_multiply_to_its_product_within_rounding():
     # An auditor's resnet20 run: '50.5 GFLOP/s = 0.24 GFLOPs/image ... x 207.38 images/sec'
     # (0.24 x 207.38 = 49.8): below 1 the per-image figure keeps 3 significant digits.
