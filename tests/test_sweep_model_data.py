@@ -1,0 +1,31 @@
+"""A model of another dataset than the one the flags for every run choose, refused by the
+sweep before any run with the benchmark's own check (preflight/usage.py check_model, no
+TensorFlow), as an unknown model name is."""
+
+from __future__ import annotations
+
+from tf_cnn_benchmarks.tools.sweep import cli as sweep
+from tf_cnn_benchmarks.tools.sweep import runner as sweep_runner
+
+
+def test_a_model_of_another_dataset_is_refused_before_any_run(tmp_path, capsys, monkeypatch):
+    """A trial: --models=resnet20,trivial without --data_name=cifar10 started, and the resnet20
+    run failed with the benchmark's line after the others ran. Now the benchmark's own check
+    refuses it first: one line, exit 2, nothing made."""
+    calls = []
+    monkeypatch.setattr(sweep_runner, 'run_configuration', lambda *a: calls.append(a))
+    out = tmp_path / 'out'
+    status = sweep.main(['tf_cnn_sweep', '--output_dir=%s' % out, '--batch_sizes=8',
+                         '--models=trivial,resnet20', '--', '--device=cpu'])
+    assert status == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        'error: the run --model=resnet20 --batch_size=8 --num_gpus=1 '
+        '--variable_update=parameter_server: --model=resnet20 is a cifar10 model and does not '
+        'run on synthetic data (for synthetic cifar10 images add --data_name=cifar10); models '
+        'for synthetic: '), err
+    assert err.count('\n') == 1 and 'Traceback' not in err
+    assert calls == [] and not out.exists()
+    axes = {'model': ['trivial', 'resnet20'], 'batch_size': [8], 'num_gpus': [1],
+            'precision': ['fp32'], 'variable_update': ['parameter_server']}
+    assert sweep.invalid_configuration(axes, ['--device=cpu', '--data_name=cifar10']) is None
