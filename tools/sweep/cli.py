@@ -56,6 +56,7 @@ from tf_cnn_benchmarks import cnn_util, console
 from tf_cnn_benchmarks.hardware import user_dirs
 
 from . import compare, disk, file, publish, report, results
+from . import progress as progress_lib
 from . import runner as runner_lib
 from .reserved import CONFIG_AXES, RESERVED, flag_name, reserved_flag  # noqa: F401
 
@@ -416,7 +417,8 @@ def run_sweep(plan: dict, retry_failed: bool = False, timeout_secs: float = 0.0,
         line = results.resume_line(out_dir, records, planned, done, len(todo), retry_failed)
         if line:
             print(line, file=sys.stderr)
-        bar = runner_lib.Progress(len(runs), len(runs) - len(todo), len(todo),
+        bar = progress_lib.Progress(len(runs), len(runs) - len(todo),
+                                    progress_lib.step_costs(todo, plan['extra_flags']),
                                     enabled=progress)
         interrupted, full = _run_all(plan, todo, bar, runner or runner_lib.run_configuration,
                                      timeout_secs, lock.fileno())
@@ -456,13 +458,13 @@ def _run_all(plan: dict, todo: list[dict], bar, runner, timeout_secs: float,
             label = '%s repeat %d/%d' % (
                 results.describe(tuple(config[a] for a in results.AXES)),
                 config['repeat'] + 1, plan['repeats'])
-            bar.begin(label)
             rel_dir = os.path.join('runs', run_dir_name(config))
+            bar.begin(label, os.path.join(out_dir, rel_dir, 'stdout.log'))
             args = runner_lib.command_for(config, extra, os.path.join(out_dir, rel_dir))
             outcome = runner(args, os.path.join(out_dir, rel_dir), interrupts, timeout_secs)
             record = runner_lib.make_record(config, extra, args, outcome, rel_dir, environment)
             results.append_record(results_file, record)
-            bar.end()
+            bar.end(outcome)
             _say_outcome(label, record)
             if record['no_space']:  # every run after it would fail the same way
                 return interrupts.signum, (label, record['error'])

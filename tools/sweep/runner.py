@@ -293,39 +293,3 @@ def make_record(config: dict, extra_flags: list[str], args: list[str], outcome: 
         'wall_secs': round(outcome['wall_secs'], 3), 'run_dir': run_dir,
         'no_space': bool(outcome.get('no_space')),
     }
-
-
-def _clock(secs: float) -> str:
-    secs = int(round(secs))
-    return '%d:%02d:%02d' % (secs // 3600, secs // 60 % 60, secs % 60)
-
-
-class Progress:
-    """One stderr line per configuration: bar, i of N, elapsed and estimated time left.
-
-    The estimate is the mean wall time of the runs of this invocation times the runs left.
-    """
-
-    def __init__(self, total: int, already_done: int, to_run: int, enabled: bool = True,
-                 stream=None, width: int = 20):
-        self.total, self.position, self.left = total, already_done, to_run
-        self.enabled, self.width = enabled, width
-        self.stream = stream or sys.stderr
-        self.start = time.monotonic()
-        self.finished = 0
-
-    def begin(self, label: str) -> None:
-        self.position += 1
-        if not self.enabled:
-            return
-        elapsed = time.monotonic() - self.start
-        eta = (_clock(elapsed / self.finished * self.left) if self.finished else '?')
-        filled = self.width * (self.position - 1) // max(self.total, 1)
-        self.stream.write('[%s%s] %d/%d %s | elapsed %s | ETA %s\n' % (
-            '#' * filled, '.' * (self.width - filled), self.position, self.total, label,
-            _clock(elapsed), eta))
-        self.stream.flush()
-
-    def end(self) -> None:
-        self.finished += 1
-        self.left -= 1
