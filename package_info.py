@@ -6,7 +6,7 @@ and for a checkout. No imports: the lowest layer, read before TensorFlow loads."
 from __future__ import annotations
 
 #: The version of tf_cnn_benchmarks (setup.py's version; `tf_cnn_benchmarks.__version__`).
-VERSION = '0.3.0'
+VERSION = '0.3.1'
 #: The distribution's name on an index (setup.py's name).
 DISTRIBUTION = 'tf_cnn_benchmarks'
 

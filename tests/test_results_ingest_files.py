@@ -14,6 +14,7 @@ import sqlite3
 
 import pytest
 
+from tf_cnn_benchmarks import package_info
 from tf_cnn_benchmarks.history import ingest, plots, records, store
 
 import results_helpers as rh
@@ -77,9 +78,9 @@ def test_a_results_json_of_a_newer_format_is_skipped_with_the_fix(tmp_path, caps
     assert status == 1 and out.startswith('ingested: 1 new run, 0 already in the database, '
                                           '0 failed sweep runs not recorded, 1 file or line '
                                           'skipped')
-    assert ('skipped: %s: results format 99, newer than this tf_cnn_benchmarks (0.3.0) knows '
+    assert ('skipped: %s: results format 99, newer than this tf_cnn_benchmarks (%s) knows '
             '(2): its fields may mean other things here; upgrade tf_cnn_benchmarks'
-            % (folder / _NAME)) in out
+            % (folder / _NAME, package_info.VERSION)) in out
     assert err.startswith('error: ingest: 1 file or line could not be read as a result')
 
 
