@@ -1,5 +1,6 @@
 """Small shared helpers: the error types, log output, image-rate statistics, and the rewrite of
-a generated table inside a module (`update_generated`)."""
+a generated table inside a module (`update_generated`, and a generator's --check and --write
+said in one line: `check_or_write_table`)."""
 
 from __future__ import annotations
 
@@ -353,3 +354,30 @@ def update_generated(path: str, opening: str, closing: str, body: str, write: bo
         with open(path, 'w', encoding='utf-8') as f:
             f.write(text[:start] + body + text[end:])
     return False
+
+
+def check_or_write_table(path: str, table: str, opening: str, closing: str, body: str, *,
+                         write: bool, what: str, count: int, command: str) -> int:
+    """A generator's `--check` or `--write` (`update_generated`), said in one line; returns
+    the exit status.
+
+    Args:
+      path, opening, closing, body: as `update_generated`'s.
+      table: the table as the line names it ('models/model_catalog.py ROWS').
+      write: `--write` (else `--check`).
+      what: what differs ('missing: tinynet/cifar10'), for the line.
+      count: how many models the table holds, for the line of a current one.
+      command: the generator's command, named by a stale table's error line.
+
+    Returns:
+      0: the table is current (`... is current (38 models)`) or was written (`wrote ...`);
+      1: `--check` found it stale (`error: ... is stale (...); run COMMAND --write` on stderr).
+    """
+    if update_generated(path, opening, closing, body, write=write):
+        print('%s is current (%d models)' % (table, count))
+        return 0
+    if write:
+        print('wrote %s (%s)' % (table, what))
+        return 0
+    print('error: %s is stale (%s); run %s --write' % (table, what, command), file=sys.stderr)
+    return 1

@@ -101,16 +101,9 @@ def main(argv: list[str]) -> int:
     if not (args.check or args.write):
         print(body)
         return 0
-    what = stale_rows(rows) or 'their order or format'
-    if cnn_util.update_generated(CATALOG_PATH, 'ROWS = (', ')', body, write=args.write):
-        print('models/model_catalog.py ROWS is current (%d models)' % len(rows))
-        return 0
-    if args.write:
-        print('wrote models/model_catalog.py ROWS (%s)' % what)
-        return 0
-    print('error: models/model_catalog.py ROWS is stale (%s); run %s --write'
-          % (what, COMMAND), file=sys.stderr)
-    return 1
+    return cnn_util.check_or_write_table(
+        CATALOG_PATH, 'models/model_catalog.py ROWS', 'ROWS = (', ')', body, write=args.write,
+        what=stale_rows(rows) or 'their order or format', count=len(rows), command=COMMAND)
 
 
 if __name__ == '__main__':  # python -m tf_cnn_benchmarks.models.model_table

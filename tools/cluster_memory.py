@@ -299,16 +299,10 @@ def main(argv: list[str]) -> int:
     if not (args.check or args.write):
         print(body)
         return 0
-    what = stale_keys(table) or 'their order or format'
-    if cnn_util.update_generated(SOURCE_PATH, 'ACTIVATION_KIB = {', '}', body, write=args.write):
-        print('tools/cluster_memory.py ACTIVATION_KIB is current (%d models)' % len(table))
-        return 0
-    if args.write:
-        print('wrote tools/cluster_memory.py ACTIVATION_KIB (%s)' % what)
-        return 0
-    print('error: tools/cluster_memory.py ACTIVATION_KIB is stale (%s); run %s --write'
-          % (what, COMMAND), file=sys.stderr)
-    return 1
+    return cnn_util.check_or_write_table(
+        SOURCE_PATH, 'tools/cluster_memory.py ACTIVATION_KIB', 'ACTIVATION_KIB = {', '}', body,
+        write=args.write, what=stale_keys(table) or 'their order or format', count=len(table),
+        command=COMMAND)
 
 
 if __name__ == '__main__':  # python -m tf_cnn_benchmarks.tools.cluster_memory
