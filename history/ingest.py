@@ -325,9 +325,9 @@ def ingest(db_path: str, paths: list[str], label: str | None = None) -> Summary:
             and not summary.copies and not summary.other_tasks and not summary.left_out):
         raise NothingReadError(
             'none of the %s read holds a result (the first: %s); ingest reads a '
-            'sweep\'s %s and run JSONs %s' % (cnn_util.counted(len(sweeps) + len(runs), 'file'),
-                                               summary.problems[0],
-                                               SWEEP_FILE, RUN_JSON))
+            'sweep\'s %s and run JSONs %s%s' % (
+                cnn_util.counted(len(sweeps) + len(runs), 'file'), summary.problems[0],
+                SWEEP_FILE, RUN_JSON, '; ' + unread_line(summary.unread) if summary.unread else ''))
     with store.opened(db_path) as conn:
         ids = store.insert_rows(conn, rows, db_path)
     summary.added = sum(1 for i in ids if i is not None)

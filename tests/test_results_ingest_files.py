@@ -68,6 +68,24 @@ def test_many_unread_files_are_counted_and_the_first_named(tmp_path):
 
 
 @pytest.mark.cli
+def test_a_folder_whose_only_run_json_is_unreadable_still_names_the_renamed_one(tmp_path, capsys):
+    # Before: `error: ingest: none of the 1 file read holds a result (...)`, and the renamed
+    # results JSON beside it, which its path would ingest, went unmentioned.
+    folder = tmp_path / 'runs'
+    folder.mkdir()
+    _write(folder / _NAME, dict(rh.result(1000.0), format=99))
+    _write(folder / 'hostA-lenet.json', rh.result(1000.0))
+    status, out, err = _main(capsys, 'ingest', str(folder),
+                             '--results_db=%s' % (tmp_path / 'r.sqlite'))
+    assert (status, out) == (1, '')
+    assert err.startswith('error: ingest: none of the 1 file read holds a result')
+    assert err.rstrip().endswith('; not read: 1 JSON file not named tf_cnn_benchmarks_*.json (a '
+                                 "folder's run JSONs are read by that name; give a results JSON "
+                                 'renamed by hand as a PATH of its own to ingest it): %s'
+                                 % (folder / 'hostA-lenet.json'))
+
+
+@pytest.mark.cli
 def test_a_results_json_of_a_newer_format_is_skipped_with_the_fix(tmp_path, capsys):
     folder = tmp_path / 'runs'
     folder.mkdir()
