@@ -92,6 +92,17 @@ def test_until_is_the_half_open_end_of_since(db, capsys):
     assert status == 1 and err.startswith('error: no run in %s matches --until=2020-01-01' % db)
 
 
+def test_a_since_not_before_until_is_a_usage_error(db, capsys):
+    # Before: `no runs match.`, exit 0, for a range no run can be in.
+    for command in ('list', 'regressions'):
+        status, out, err = _main(capsys, command, '--results_db=%s' % db,
+                                 '--since=2026-12-08', '--until=2026-12-01')
+        assert (status, out) == (2, '')
+        assert err == ('error: --since=2026-12-08 is not before --until=2026-12-01, so no run '
+                       'can match; give a --since earlier than --until (--since=2026-01-01 '
+                       '--until=2026-02-01 is January)\n')
+
+
 def test_a_negative_limit_is_a_usage_error(db, capsys):
     status, _, err = _main(capsys, 'list', '--results_db=%s' % db, '--limit=-1')
     assert status == 2 and 'argument --limit: must be >= 0' in err

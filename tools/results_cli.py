@@ -125,6 +125,11 @@ def _selection(args, ids=None) -> dict:
     chosen = {name: getattr(args, name) for name in FILTER_FLAGS}
     chosen.update({name: time_bound(getattr(args, name), name) if getattr(args, name) else None
                    for name in TIME_FLAGS})
+    if chosen['since'] and chosen['until'] and chosen['since'] >= chosen['until']:  # ISO text
+        raise UsageError('--since=%s is not before --until=%s, so no run can match; give a '
+                         '--since earlier than --until (--since=2026-01-01 --until=2026-02-01 '
+                         'is January)' % (cnn_util.shown_name(args.since),
+                                          cnn_util.shown_name(args.until)))
     return dict(chosen, ids=ids)
 
 
