@@ -325,8 +325,12 @@ def test_history_in_a_removed_current_folder_warns_without_the_plot(db, capsys, 
 
 
 @pytest.mark.parametrize('args, status, text', [
+    # The subcommand's help, where --min_change is not: `list` takes no such option.
     (['list', '--min_change=3'], 2, 'error: unrecognized arguments: --min_change=3 (see '
-                                    'tf_cnn_results --help)'),
+                                    'tf_cnn_results list --help)'),
+    # A misspelt filter: the closest options (as a run's flags get "Did you mean").
+    (['list', '--modle=trivial'], 2, 'error: unrecognized arguments: --modle=trivial; did you '
+                                     'mean --mode or --model? (see tf_cnn_results list --help)'),
     (['regressions', '--min_change=-1'], 2, 'error: argument --min_change: must be >= 0'),
     # A step of 100% or more (to 0 images/sec) cannot happen: such a gate could never fail.
     (['regressions', '--min_change=100'], 2, 'error: argument --min_change: must be >= 0 and '

@@ -1,7 +1,8 @@
 """The argparse parser of the commands that use argparse (tf_cnn_results, tf_cnn_cluster).
 
-Three changes to argparse, the same for every such command: a bad argument raises the command's
-usage error (one `error:` line, not argparse's usage block); the help meets a reader that
+Four changes to argparse, the same for every such command: a bad argument raises the command's
+usage error (one `error:` line, not argparse's usage block); an unknown option's names the
+closest known ones and the subcommand's help (`parse_args`); the help meets a reader that
 went away (`tf_cnn_results --help | head -1`) with BrokenPipeError, which `console.finish`
 turns into exit status 141 (argparse itself writes its help inside `except OSError: pass`, so
 the command ended with status 0 as if the reader had read it all); and a boolean option
@@ -12,6 +13,7 @@ the command ended with status 0 as if the reader had read it all); and a boolean
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 
 #: The values a boolean flag takes after '=' (absl's words, case aside: `--json=True` too).
@@ -109,6 +111,37 @@ class CommandParser(argparse.ArgumentParser):
                 arg = '--%s%s' % ('' if value else 'no', name)
             out.append(arg)
         return super().parse_known_args(out, namespace)
+
+    def parse_args(self, args=None, namespace=None):
+        """argparse's, with an unknown option's error pointing at the subcommand's help and
+        suggesting the closest known options ('unrecognized arguments: --modle=trivial; did
+        you mean --model? (see tf_cnn_results list --help)').
+
+        Raises:
+          `usage_error`: a bad argument.
+        """
+        args = list(sys.argv[1:] if args is None else args)
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            sub = self._subcommand(args)
+            known = [o[2:] for a in (sub or self)._actions for o in a.option_strings
+                     if o.startswith('--')]  # compared without the '--' all of them share
+            close = list(dict.fromkeys(  # the closest first
+                m for e in extras if e.startswith('--')
+                for m in difflib.get_close_matches(e.partition('=')[0][2:], known, 3)))
+            hint = '; did you mean %s?' % ' or '.join('--' + m for m in close) if close else ''
+            raise self.usage_error('unrecognized arguments: %s%s (see %s --help)' % (
+                ' '.join(extras), hint, (sub or self).prog))
+        return parsed
+
+    def _subcommand(self, args: list[str]) -> argparse.ArgumentParser | None:
+        """The subcommand's parser the first argument naming one chooses, or None."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for arg in args:
+                    if arg in action.choices:
+                        return action.choices[arg]
+        return None
 
     def _boolean_names(self) -> set:
         """The names of the boolean options of this parser and its subcommands' (so that the
