@@ -356,6 +356,15 @@ def update_generated(path: str, opening: str, closing: str, body: str, write: bo
     return False
 
 
+def add_check_and_write(parser, table: str) -> None:
+    """Adds a generator's `--check` and `--write` (one or the other) to argparse `parser`;
+    `table` names the generated table as the help says it ('ROWS in models/model_catalog.py'),
+    `check_or_write_table` acts on them."""
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument('--check', action='store_true', help='exit 1 when %s is stale' % table)
+    mode.add_argument('--write', action='store_true', help='rewrite %s' % table)
+
+
 def check_or_write_table(path: str, table: str, opening: str, closing: str, body: str, *,
                          write: bool, what: str, count: int, command: str) -> int:
     """A generator's `--check` or `--write` (`update_generated`), said in one line; returns

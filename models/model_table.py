@@ -88,11 +88,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog=COMMAND, description='Measures every registered model (under a minute) and prints '
         'model_catalog.ROWS, the stored copy --list_models prints.')
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument('--check', action='store_true',
-                      help='exit 1 when models/model_catalog.py ROWS is stale')
-    mode.add_argument('--write', action='store_true',
-                      help='rewrite ROWS in models/model_catalog.py')
+    cnn_util.add_check_and_write(parser, 'ROWS in models/model_catalog.py')
     args = parser.parse_args(argv)
     from ..runtime import runtime_env
     runtime_env.import_tensorflow()  # TensorFlow's start-up lines kept off stderr

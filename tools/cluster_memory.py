@@ -282,11 +282,7 @@ def main(argv: list[str]) -> int:
                     description='Print the ACTIVATION_KIB table of tools/cluster_memory.py '
                     'measured from the registered models (each model\'s forward outputs per '
                     'image, KiB); loads TensorFlow and builds every model.')
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument('--check', action='store_true',
-                      help='exit 1 when tools/cluster_memory.py ACTIVATION_KIB is stale')
-    mode.add_argument('--write', action='store_true',
-                      help='rewrite ACTIVATION_KIB in tools/cluster_memory.py')
+    cnn_util.add_check_and_write(parser, 'ACTIVATION_KIB in tools/cluster_memory.py')
     try:
         args = parser.parse_args(argv)
     except _UsageError as e:
