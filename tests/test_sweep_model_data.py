@@ -29,3 +29,22 @@ def test_a_model_of_another_dataset_is_refused_before_any_run(tmp_path, capsys, 
     axes = {'model': ['trivial', 'resnet20'], 'batch_size': [8], 'num_gpus': [1],
             'precision': ['fp32'], 'variable_update': ['parameter_server']}
     assert sweep.invalid_configuration(axes, ['--device=cpu', '--data_name=cifar10']) is None
+
+
+def test_a_value_listed_twice_in_an_axis_is_refused_before_any_run(tmp_path, capsys,
+                                                                   monkeypatch):
+    """A trial: --models=trivial,trivial said `resuming: -1 of 1 runs already done`, ran the
+    configuration twice into one run folder, and the report kept only the second run."""
+    calls = []
+    monkeypatch.setattr(sweep_runner, 'run_configuration', lambda *a: calls.append(a))
+    for axis, flag in (('trivial,lenet,trivial', '--batch_sizes=4'),
+                       ('trivial', '--batch_sizes=4,8,4')):
+        out = tmp_path / 'out'
+        status = sweep.main(['tf_cnn_sweep', '--output_dir=%s' % out, flag,
+                             '--models=%s' % axis, '--', '--device=cpu'])
+        named = ('--models lists trivial twice' if ',' in axis
+                 else '--batch_sizes lists 4 twice')
+        assert (status, capsys.readouterr().err) == (2, (
+            'error: %s; give each value once (--repeats=N runs each configuration N times)\n'
+            % named))
+        assert calls == [] and not out.exists()

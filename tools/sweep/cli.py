@@ -305,6 +305,11 @@ def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
             'batch_size': _positive_ints('batch_sizes', pick('batch_sizes')),
             'num_gpus': _positive_ints('num_gpus', pick('num_gpus')),
             'precision': list(precisions), 'variable_update': list(pick('variable_updates'))}
+    for values, flag in zip(axes.values(), _AXIS_FLAGS):
+        twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
+        if twice is not None:  # one run folder and one result key for both: a run was lost
+            raise SweepError('--%s lists %s twice; give each value once (--repeats=N runs '
+                             'each configuration N times)' % (flag, twice))
     problem = gate_tolerance.not_finite(fv.run_timeout_secs, 'seconds, 0: no limit',
                                         example='600')
     if problem:  # nan and inf met no rule: inf timed nothing out, nan stopped runs at once
@@ -321,6 +326,10 @@ def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
         raise SweepError(problem)
     return {'axes': axes, 'repeats': repeats, 'output_dir': pick('output_dir'),
             'extra_flags': extra}
+
+
+#: The flags of the axes, in the order of `axes`' keys.
+_AXIS_FLAGS = ('models', 'batch_sizes', 'num_gpus', 'precisions', 'variable_updates')
 
 
 def configurations(axes: dict, repeats: int) -> list[dict]:
