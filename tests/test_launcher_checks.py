@@ -205,3 +205,19 @@ def test_help_says_first_that_the_bare_command_starts_a_real_cluster(capsys, sta
         'Without arguments it starts a real cluster at once: 1 ps and 2 worker tasks training '
         'the default model (trivial, 100 steps; about 18 s and 140 lines on a 2-core CPU); '
         '--help and --version start nothing.')
+
+
+def test_a_misspelt_launcher_option_is_named_as_the_launchers(capsys, started):
+    """A trial: `tf_cnn_cluster --num_wrkers=2` went to the tasks' flags, whose check answered
+    `Did you mean: num_inter_threads ?`; a misspelt run flag still gets the run's own line."""
+    assert launch_cluster.main(['--num_wrkers=2', '--timeout_secs=5']) == 2
+    assert capsys.readouterr() == ('', (
+        'error: --num_wrkers is neither a tf_cnn_cluster option nor a tf_cnn_benchmarks flag; '
+        'did you mean --num_workers? (see tf_cnn_cluster --help)\n'))
+    assert launch_cluster.main(['--numps=1', '--', '--model=trivial']) == 2
+    assert 'did you mean --num_ps?' in capsys.readouterr().err
+    assert launch_cluster.main(['--num_batchs=3']) == 2
+    assert capsys.readouterr().err == (
+        "error: Unknown command line flag 'num_batchs'. Did you mean: num_batches ? "
+        "(see --help)\n")
+    assert started == []
