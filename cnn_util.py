@@ -1,6 +1,7 @@
 """Small shared helpers: the error types, log output, image-rate statistics, and the rewrite of
 a generated table inside a module (`update_generated`, and a generator's --check and --write
-said in one line: `check_or_write_table`)."""
+said in one line: `check_or_write_table`), and a step's time as the output's lines give it
+(`format_step_secs`)."""
 
 from __future__ import annotations
 
@@ -390,3 +391,19 @@ def check_or_write_table(path: str, table: str, opening: str, closing: str, body
         return 0
     print('error: %s is stale (%s); run %s --write' % (table, what, command), file=sys.stderr)
     return 1
+
+
+def format_step_secs(seconds: float) -> str:
+    """A step's or batch's time as the estimate lines give it: from 1 s on in seconds to two
+    decimals (1.5 -> '1.50 s'), below it in milliseconds to 3 significant digits (0.123 ->
+    '123 ms', 0.0123 -> '12.3 ms', 0.00173 -> '1.73 ms', 0.0004 -> '0.400 ms'), below
+    0.01 ms 'under 0.01 ms'. (From 0.01 s it used to say '0.01 s' for a 10.4-ms step: one
+    significant digit.)"""
+    if seconds >= 0.9995:  # what rounds to 1000 ms reads '1.00 s'
+        return '%.2f s' % seconds
+    ms = seconds * 1e3
+    if ms < 0.01:
+        return 'under 0.01 ms'
+    if ms < 0.1:  # 3 significant digits would claim microsecond-hundredths: 0.0100 ms
+        return '%.2f ms' % ms
+    return '%s ms' % ('%#.3g' % ms).rstrip('.')

@@ -271,20 +271,8 @@ def _check_finite(loss, step, lr_fn, spec: LoopSpec, parts_fn, result: LoopResul
     return True
 
 
-def format_step_secs(seconds: float) -> str:
-    """A step's or batch's time as the estimate lines give it: from 1 s on in seconds to two
-    decimals (1.5 -> '1.50 s'), below it in milliseconds to 3 significant digits (0.123 ->
-    '123 ms', 0.0123 -> '12.3 ms', 0.00173 -> '1.73 ms', 0.0004 -> '0.400 ms'), below
-    0.01 ms 'under 0.01 ms'. (From 0.01 s it used to say '0.01 s' for a 10.4-ms step: one
-    significant digit.)"""
-    if seconds >= 0.9995:  # what rounds to 1000 ms reads '1.00 s'
-        return '%.2f s' % seconds
-    ms = seconds * 1e3
-    if ms < 0.01:
-        return 'under 0.01 ms'
-    if ms < 0.1:  # 3 significant digits would claim microsecond-hundredths: 0.0100 ms
-        return '%.2f ms' % ms
-    return '%s ms' % ('%#.3g' % ms).rstrip('.')
+#: A step's or batch's time as the estimate lines give it (written once, in cnn_util).
+format_step_secs = cnn_util.format_step_secs
 
 
 def format_duration(seconds: float) -> str:

@@ -50,6 +50,8 @@ import signal
 import statistics
 import threading
 
+from .. import cnn_util
+
 CONT_RATIO = 2.0
 FREEZE_RATIO = 20.0
 FREEZE_MIN_SECS = 1.0
@@ -188,8 +190,9 @@ def reason(stall: dict) -> str:
             'timed step %d' % steps[0] if len(steps) == 1 else
             'timed steps %s' % ', '.join(str(s) for s in steps[:5]) + (
                 ', ...' if len(steps) > 5 else ''),
-            'up to %s' % _secs(stall['longest_step_secs']) if len(steps) > 1
-            else _secs(stall['longest_step_secs']), _secs(stall['median_step_secs']))
+            'up to %s' % cnn_util.format_step_secs(stall['longest_step_secs']) if len(steps) > 1
+            else cnn_util.format_step_secs(stall['longest_step_secs']),
+            cnn_util.format_step_secs(stall['median_step_secs']))
     if stall['how'] == SIGCONT:
         if not seen:
             seen = (': between timed steps' if stall.get('median_step_secs') else
@@ -204,6 +207,3 @@ def reason(stall: dict) -> str:
         what, ' (about %.2f without it)' % without if isinstance(without, (int, float))
         else '')
 
-
-def _secs(secs: float) -> str:
-    return '%.2f s' % secs if secs >= 1 else '%.2f ms' % (1000 * secs)
