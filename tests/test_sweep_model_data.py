@@ -48,3 +48,23 @@ def test_a_value_listed_twice_in_an_axis_is_refused_before_any_run(tmp_path, cap
             'error: %s; give each value once (--repeats=N runs each configuration N times)\n'
             % named))
         assert calls == [] and not out.exists()
+
+
+def test_a_misspelt_sweep_option_is_named_as_the_sweeps(tmp_path, capsys, monkeypatch):
+    """A trial: `--modls=trivial` was taken for a run flag (`Did you mean: model ?`, which the
+    sweep then refuses after --); `--repeat=3` named no --repeats. A misspelt run flag after
+    -- still gets the run's own line."""
+    calls = []
+    monkeypatch.setattr(sweep_runner, 'run_configuration', lambda *a: calls.append(a))
+    out = tmp_path / 'out'
+    for given, meant in (('--modls=trivial', 'models'), ('--repeat=3', 'repeats')):
+        status = sweep.main(['tf_cnn_sweep', '--output_dir=%s' % out, '--models=trivial',
+                             '--batch_sizes=4', given, '--', '--num_batches=2'])
+        assert (status, capsys.readouterr().err) == (2, (
+            'error: --%s is neither a tf_cnn_sweep option nor a tf_cnn_benchmarks flag; did you '
+            'mean --%s? (see tf_cnn_sweep --help)\n' % (given[2:].partition('=')[0], meant)))
+    status = sweep.main(['tf_cnn_sweep', '--output_dir=%s' % out, '--models=trivial',
+                         '--batch_sizes=4', '--', '--num_batchs=2'])
+    assert status == 2 and "Unknown command line flag 'num_batchs'. Did you mean: " \
+        'num_batches ?' in capsys.readouterr().err
+    assert calls == [] and not out.exists()

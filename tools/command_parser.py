@@ -167,3 +167,28 @@ class CommandParser(argparse.ArgumentParser):
           BrokenPipeError: the reader of stdout went away.
         """
         (file or sys.stdout).write(self.format_help())
+
+
+def misspelt_option(given: list[str], own: list[str], command: str) -> str | None:
+    """For the first of `given` (arguments a command passes on to its runs as tf_cnn_benchmarks
+    flags) that is no run flag but close to one of the command's own options `own` (names
+    without '--'): '--num_wrkers is neither a tf_cnn_cluster option nor a tf_cnn_benchmarks
+    flag; did you mean --num_workers? (see tf_cnn_cluster --help)'; else None (the runs' own
+    check names a misspelt run flag: "Did you mean: num_batches").
+    """
+    from absl import flags
+
+    from tf_cnn_benchmarks import params
+    from tf_cnn_benchmarks.params import absl_flags
+    run_flags = flags.FlagValues()
+    params.define_flags(run_flags)
+    absl_flags.register(run_flags)
+    for arg in given:
+        name = arg[2:].partition('=')[0] if arg.startswith('--') else None
+        if not name or name in run_flags or (name.startswith('no') and name[2:] in run_flags):
+            continue
+        close = difflib.get_close_matches(name, own, 1, 0.75)
+        if close:
+            return ('--%s is neither a %s option nor a tf_cnn_benchmarks flag; did you mean '
+                    '--%s? (see %s --help)' % (name, command, close[0], command))
+    return None

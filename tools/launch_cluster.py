@@ -477,31 +477,11 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 
 
 def _launcher_typo(given: list[str], parser: argparse.ArgumentParser) -> str | None:
-    """For an unknown option before `--` that is no tf_cnn_benchmarks flag either but close to
-    one of the launcher's ('--num_wrkers', which the tasks' flags answered with "Did you mean:
-    num_inter_threads"): '--num_wrkers is neither a tf_cnn_cluster option nor a
-    tf_cnn_benchmarks flag; did you mean --num_workers? (see tf_cnn_cluster --help)'; else
-    None (the tasks' own check names a misspelt run flag)."""
-    import difflib
-
-    from absl import flags
-
-    from tf_cnn_benchmarks import params
-    from tf_cnn_benchmarks.params import absl_flags
-    run_flags = flags.FlagValues()
-    params.define_flags(run_flags)
-    absl_flags.register(run_flags)
-    mine = [o[2:] for a in parser._actions for o in a.option_strings if o.startswith('--')]
-    for arg in given:
-        name = arg[2:].partition('=')[0] if arg.startswith('--') else None
-        if not name or name in run_flags or (name.startswith('no') and name[2:] in run_flags):
-            continue
-        close = difflib.get_close_matches(name, mine, 1, 0.75)
-        if close:
-            return ('--%s is neither a tf_cnn_cluster option nor a tf_cnn_benchmarks flag; did '
-                    'you mean --%s? (see tf_cnn_cluster --help)' % (name, close[0]))
-    return None
-
+    """command_parser.misspelt_option for the launcher's options (`given`: the unknown
+    arguments before `--`)."""
+    return command_parser.misspelt_option(
+        given, [o[2:] for a in parser._actions for o in a.option_strings if o.startswith('--')],
+        'tf_cnn_cluster')
 
 def main(argv: list[str]) -> int:
     """Runs the launcher (argv: its arguments, without the program name); returns its exit

@@ -55,6 +55,7 @@ from absl import flags
 from tf_cnn_benchmarks import cnn_util, console
 from tf_cnn_benchmarks.hardware import user_dirs
 
+from .. import command_parser
 from . import compare, disk, file, publish, report, results
 from . import progress as progress_lib
 from . import runner as runner_lib
@@ -133,8 +134,9 @@ def run_flags_problem(extra_flags: list[str]) -> str | None:
         p = flag_parsing.parse_flags(['tf_cnn_benchmarks'] + list(extra_flags))
         output_paths.check_working_folder(p)
         output_paths.check_output_paths(p)
-    except params.ParamsError as e:
-        return 'the flags for every run: %s' % e
+    except params.ParamsError as e:  # a misspelt sweep option first (--modls: --models)
+        return (command_parser.misspelt_option(extra_flags, list(sweep_flags), 'tf_cnn_sweep')
+                or 'the flags for every run: %s' % e)
     return None
 
 
@@ -305,7 +307,8 @@ def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
             'batch_size': _positive_ints('batch_sizes', pick('batch_sizes')),
             'num_gpus': _positive_ints('num_gpus', pick('num_gpus')),
             'precision': list(precisions), 'variable_update': list(pick('variable_updates'))}
-    for values, flag in zip(axes.values(), _AXIS_FLAGS):
+    for values, flag in zip(axes.values(), ('models', 'batch_sizes', 'num_gpus', 'precisions',
+                                            'variable_updates')):  # in the order of `axes`
         twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
         if twice is not None:  # one run folder and one result key for both: a run was lost
             raise SweepError('--%s lists %s twice; give each value once (--repeats=N runs '
@@ -326,10 +329,6 @@ def build_plan(fv: flags.FlagValues, extra_flags: list[str]) -> dict:
         raise SweepError(problem)
     return {'axes': axes, 'repeats': repeats, 'output_dir': pick('output_dir'),
             'extra_flags': extra}
-
-
-#: The flags of the axes, in the order of `axes`' keys.
-_AXIS_FLAGS = ('models', 'batch_sizes', 'num_gpus', 'precisions', 'variable_updates')
 
 
 def configurations(axes: dict, repeats: int) -> list[dict]:
